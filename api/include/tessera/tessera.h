@@ -1,0 +1,363 @@
+/*
+ * Tessera: a deep-learning kernel library behind one stable C API, with its implementations in
+ * plugins loaded at run time (see docs/PluginInterface.md for the plugin side).
+ *
+ * Conventions:
+ *  - Every function returns tsrStatus_t; outputs are the last parameters.
+ *  - On failure, tsrGetLastErrorString() gives a message naming the function, the argument and
+ *    the bad value, and no output of the call has been written. (A kernel that fails while
+ *    running may have written part of its output; the status is then TSR_STATUS_EXECUTION_FAILED.)
+ *  - Handles and descriptors are opaque. A handle serves one device (the CPU or CUDA device N)
+ *    and one stream; the tensors passed with it live in that device's memory.
+ *  - Descriptors may be shared between threads for reading; a handle is used by one thread at a
+ *    time.
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TSR_API __declspec(dllimport)
+#else
+#define TSR_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------------- */
+#define TSR_VERSION_MAJOR 0
+#define TSR_VERSION_MINOR 1
+#define TSR_VERSION_PATCH 0
+/* One integer: major * 10000 + minor * 100 + patch. */
+#define TSR_VERSION (TSR_VERSION_MAJOR * 10000 + TSR_VERSION_MINOR * 100 + TSR_VERSION_PATCH)
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes, grouped as cuDNN 9 groups them: the thousands digit is the category.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum {
+  TSR_STATUS_SUCCESS = 0,
+
+  TSR_STATUS_BAD_PARAM = 2000,
+  TSR_STATUS_BAD_PARAM_NULL_POINTER = 2001,
+  TSR_STATUS_BAD_PARAM_OUT_OF_RANGE = 2002,     /* a value outside its allowed range */
+  TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH = 2003,   /* descriptors that do not agree */
+  TSR_STATUS_BAD_PARAM_SIZE_OVERFLOW = 2004,    /* a size whose byte count overflows */
+  TSR_STATUS_BAD_PARAM_WORKSPACE_TOO_SMALL = 2005,
+  TSR_STATUS_BAD_PARAM_NOT_INITIALIZED = 2006,  /* a descriptor used before it was set */
+  TSR_STATUS_BAD_PARAM_VERSION_MISMATCH = 2007,
+
+  TSR_STATUS_NOT_SUPPORTED = 3000,
+  TSR_STATUS_NOT_SUPPORTED_NO_KERNEL = 3001,    /* no loaded kernel can run the problem */
+  TSR_STATUS_NOT_SUPPORTED_NO_DEVICE = 3002,    /* no plugin serves the device kind */
+  TSR_STATUS_NOT_SUPPORTED_PLUGIN = 3003,       /* a plugin refused to load */
+
+  TSR_STATUS_INTERNAL_ERROR = 4000,
+
+  TSR_STATUS_EXECUTION_FAILED = 5000,
+  TSR_STATUS_EXECUTION_FAILED_OUT_OF_MEMORY = 5001,
+  TSR_STATUS_EXECUTION_FAILED_DEVICE = 5002
+} tsrStatus_t;
+
+/* The category of a status: TSR_STATUS_SUCCESS, _BAD_PARAM, _NOT_SUPPORTED, _INTERNAL_ERROR or
+ * _EXECUTION_FAILED. */
+#define TSR_STATUS_CATEGORY(s) ((tsrStatus_t)(((int)(s) / 1000) * 1000))
+
+/* A static string naming the status ("TSR_STATUS_BAD_PARAM_NULL_POINTER"); never NULL. */
+TSR_API const char* tsrGetErrorString(tsrStatus_t status);
+
+/* Copies the calling thread's last error message (empty after a successful call) into `message`,
+ * NUL-terminated and truncated to max_size bytes. Errors: BAD_PARAM_NULL_POINTER. */
+TSR_API tsrStatus_t tsrGetLastErrorString(char* message, size_t max_size);
+
+/* The run-time version as TSR_VERSION would write it. */
+TSR_API size_t tsrGetVersion(void);
+
+/* Succeeds when the library at run time can serve a caller compiled against `compiled_version`
+ * (same major version, and not older). Errors: BAD_PARAM_VERSION_MISMATCH with both versions in
+ * the message. Typical use: tsrCheckVersion(TSR_VERSION). */
+TSR_API tsrStatus_t tsrCheckVersion(size_t compiled_version);
+
+/* ---------------------------------------------------------------------------------------------
+ * Enums
+ * ------------------------------------------------------------------------------------------- */
+typedef enum { TSR_DEVICE_CPU = 0, TSR_DEVICE_CUDA = 1 } tsrDeviceKind_t;
+
+typedef enum {
+  TSR_DATA_FLOAT = 0,
+  TSR_DATA_HALF = 1,
+  TSR_DATA_BFLOAT16 = 2,
+  TSR_DATA_INT8 = 3,
+  TSR_DATA_INT32 = 4
+} tsrDataType_t;
+
+/* Packed layouts for tsrSetTensorNdDescriptorEx; any other layout is given as strides. */
+typedef enum {
+  TSR_TENSOR_NCHW = 0, /* channels second: NCW, NCHW, NCDHW, ... */
+  TSR_TENSOR_NHWC = 1  /* channels last: NWC, NHWC, NDHWC, ... */
+} tsrTensorFormat_t;
+
+typedef enum {
+  TSR_OP_CONVOLUTION_FORWARD = 0,
+  TSR_OP_ACTIVATION_FORWARD = 1,
+  TSR_OP_ACTIVATION_BACKWARD = 2,
+  TSR_OP_COUNT = 3
+} tsrOperation_t;
+
+typedef enum {
+  TSR_ACTIVATION_IDENTITY = 0,
+  TSR_ACTIVATION_RELU = 1,
+  TSR_ACTIVATION_SIGMOID = 2,
+  TSR_ACTIVATION_TANH = 3,
+  TSR_ACTIVATION_LEAKY_RELU = 4,   /* coef: slope for x < 0 */
+  TSR_ACTIVATION_CLIPPED_RELU = 5, /* coef: upper clip, min(max(x, 0), coef) */
+  TSR_ACTIVATION_ELU = 6,          /* coef: alpha, x < 0 ? coef * (exp(x) - 1) : x */
+  TSR_ACTIVATION_GELU_ERF = 7,
+  TSR_ACTIVATION_GELU_TANH = 8,
+  TSR_ACTIVATION_SWISH = 9 /* coef: beta, x * sigmoid(coef * x); coef 1 is SiLU */
+} tsrActivationMode_t;
+
+typedef enum { TSR_CROSS_CORRELATION = 0, TSR_CONVOLUTION = 1 } tsrConvolutionMode_t;
+
+typedef enum {
+  TSR_MATH_DEFAULT = 0,   /* exact arithmetic of the compute type */
+  TSR_MATH_TENSOR_OP = 1, /* tensor cores allowed for fp16/bf16 */
+  TSR_MATH_ALLOW_TF32 = 2 /* tensor cores allowed, and tf32 for fp32 inputs */
+} tsrMathMode_t;
+
+#define TSR_MAX_DIMS 8
+#define TSR_MAX_SPATIAL_DIMS 3
+
+/* ---------------------------------------------------------------------------------------------
+ * Handles, streams and device memory
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tsrContext* tsrHandle_t;
+
+/* Number of devices of `kind` that loaded plugins serve (0 when none; the CPU counts 1). */
+TSR_API tsrStatus_t tsrGetDeviceCount(tsrDeviceKind_t kind, int* count);
+
+/* Creates a handle bound to device `ordinal` of `kind`, on the device's default stream.
+ * Errors: BAD_PARAM_NULL_POINTER (handle), BAD_PARAM_OUT_OF_RANGE (kind, or an ordinal not
+ * present: the message gives the count), NOT_SUPPORTED_NO_DEVICE (no plugin serves the kind). */
+TSR_API tsrStatus_t tsrCreate(tsrDeviceKind_t kind, int ordinal, tsrHandle_t* handle);
+
+/* Destroys a handle; NULL is accepted and does nothing. */
+TSR_API tsrStatus_t tsrDestroy(tsrHandle_t handle);
+
+/* Binds the handle to a stream (a cudaStream_t for CUDA handles; must be NULL for the CPU). */
+TSR_API tsrStatus_t tsrSetStream(tsrHandle_t handle, void* stream);
+TSR_API tsrStatus_t tsrGetStream(tsrHandle_t handle, void** stream);
+
+/* Backend preference for calls without an explicit algorithm: a comma-separated list of backend
+ * names, tried in order, then all other backends in load order. NULL or "" resets.
+ * Errors: BAD_PARAM_OUT_OF_RANGE when a name is not a loaded backend. */
+TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* backends);
+
+/* Math mode for convolution kernels chosen on this handle (default TSR_MATH_DEFAULT). */
+TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode);
+
+/* Device memory of the handle's device, through the device plugin's interface. On the CPU this
+ * is host memory. Copies are ordered on the handle's stream and complete before they return. */
+TSR_API tsrStatus_t tsrMalloc(tsrHandle_t handle, size_t bytes, void** pointer);
+TSR_API tsrStatus_t tsrFree(tsrHandle_t handle, void* pointer);
+TSR_API tsrStatus_t tsrMemcpyHostToDevice(tsrHandle_t handle, void* dst, const void* src, size_t bytes);
+TSR_API tsrStatus_t tsrMemcpyDeviceToHost(tsrHandle_t handle, void* dst, const void* src, size_t bytes);
+TSR_API tsrStatus_t tsrSynchronize(tsrHandle_t handle);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tensor descriptors: 1 to TSR_MAX_DIMS dims with strides in elements.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tsrTensorStruct* tsrTensorDescriptor_t;
+
+TSR_API tsrStatus_t tsrCreateTensorDescriptor(tsrTensorDescriptor_t* desc);
+TSR_API tsrStatus_t tsrDestroyTensorDescriptor(tsrTensorDescriptor_t desc);
+
+/* Sets dims and strides. Errors: BAD_PARAM_OUT_OF_RANGE (nb_dims, a dim < 1, a stride < 0, dtype),
+ * BAD_PARAM_SIZE_OVERFLOW (the extent in bytes overflows), BAD_PARAM_NULL_POINTER. */
+TSR_API tsrStatus_t tsrSetTensorNdDescriptor(tsrTensorDescriptor_t desc, tsrDataType_t dtype,
+                                             int nb_dims, const int64_t dims[],
+                                             const int64_t strides[]);
+
+/* Sets dims with packed strides of `format` (dims are given in N, C, spatial order). */
+TSR_API tsrStatus_t tsrSetTensorNdDescriptorEx(tsrTensorDescriptor_t desc, tsrTensorFormat_t format,
+                                               tsrDataType_t dtype, int nb_dims,
+                                               const int64_t dims[]);
+
+/* Reads a descriptor back; dims and strides receive min(nb_dims, max_dims) values. */
+TSR_API tsrStatus_t tsrGetTensorNdDescriptor(tsrTensorDescriptor_t desc, int max_dims,
+                                             tsrDataType_t* dtype, int* nb_dims, int64_t dims[],
+                                             int64_t strides[]);
+
+/* Bytes spanned by the tensor (the furthest element plus one, times the element size). */
+TSR_API tsrStatus_t tsrGetTensorSizeInBytes(tsrTensorDescriptor_t desc, size_t* bytes);
+
+/* ---------------------------------------------------------------------------------------------
+ * Algorithms: a kernel of a loaded plugin, chosen per call.
+ * ------------------------------------------------------------------------------------------- */
+/* An algorithm id is valid for the life of the process; TSR_ALGO_AUTO lets the handle choose. */
+typedef int64_t tsrAlgo_t;
+#define TSR_ALGO_AUTO ((tsrAlgo_t)-1)
+
+typedef struct {
+  size_t struct_size;      /* set by the caller: sizeof(tsrAlgoPerf_t) */
+  tsrAlgo_t algo;
+  tsrStatus_t status;      /* SUCCESS when the kernel can run the problem */
+  float time_ms;           /* measured by find; -1 from get */
+  size_t workspace_size;
+  int deterministic;
+  char kernel_name[64];
+  char backend_name[32];
+  char reason[192];        /* why the kernel declined, or its numerical notes */
+} tsrAlgoPerf_t;
+
+/* Looks up an algorithm by "backend/kernel" name, e.g. "onednn/conv_fwd".
+ * Errors: BAD_PARAM_OUT_OF_RANGE when no loaded kernel of that operation has the name. */
+TSR_API tsrStatus_t tsrGetAlgoByName(tsrOperation_t op, const char* name, tsrAlgo_t* algo);
+
+/* ---------------------------------------------------------------------------------------------
+ * Activation
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tsrActivationStruct* tsrActivationDescriptor_t;
+
+TSR_API tsrStatus_t tsrCreateActivationDescriptor(tsrActivationDescriptor_t* desc);
+TSR_API tsrStatus_t tsrDestroyActivationDescriptor(tsrActivationDescriptor_t desc);
+/* Errors: BAD_PARAM_OUT_OF_RANGE for an unknown mode or a NaN coef. */
+TSR_API tsrStatus_t tsrSetActivationDescriptor(tsrActivationDescriptor_t desc,
+                                               tsrActivationMode_t mode, double coef);
+TSR_API tsrStatus_t tsrGetActivationDescriptor(tsrActivationDescriptor_t desc,
+                                               tsrActivationMode_t* mode, double* coef);
+
+/* y = alpha * act(x) + beta * y (y is not read when beta is 0). x and y have the same dims and
+ * dtype, any strides; y may alias x when their strides are equal.
+ * Errors: BAD_PARAM_* (each naming the argument), NOT_SUPPORTED_NO_KERNEL with every kernel's
+ * reason, EXECUTION_FAILED_*. */
+TSR_API tsrStatus_t tsrActivationForward(tsrHandle_t handle, tsrActivationDescriptor_t act,
+                                         tsrAlgo_t algo, float alpha,
+                                         tsrTensorDescriptor_t x_desc, const void* x, float beta,
+                                         tsrTensorDescriptor_t y_desc, void* y);
+
+/* dx = alpha * act'(x) * dy + beta * dx. All four tensors have the same dims and dtype. */
+TSR_API tsrStatus_t tsrActivationBackward(tsrHandle_t handle, tsrActivationDescriptor_t act,
+                                          tsrAlgo_t algo, float alpha,
+                                          tsrTensorDescriptor_t y_desc, const void* y,
+                                          tsrTensorDescriptor_t dy_desc, const void* dy,
+                                          tsrTensorDescriptor_t x_desc, const void* x, float beta,
+                                          tsrTensorDescriptor_t dx_desc, void* dx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Convolution
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tsrConvolutionStruct* tsrConvolutionDescriptor_t;
+
+TSR_API tsrStatus_t tsrCreateConvolutionDescriptor(tsrConvolutionDescriptor_t* desc);
+TSR_API tsrStatus_t tsrDestroyConvolutionDescriptor(tsrConvolutionDescriptor_t desc);
+
+/* spatial_dims is 1, 2 or 3; pads may differ before and after; dilation 1 means none.
+ * compute_type is the accumulation type (TSR_DATA_FLOAT for float inputs and half/bf16).
+ * Errors: BAD_PARAM_OUT_OF_RANGE (spatial_dims, a negative pad, a stride or dilation < 1). */
+TSR_API tsrStatus_t tsrSetConvolutionNdDescriptor(tsrConvolutionDescriptor_t desc, int spatial_dims,
+                                                  const int64_t pad_before[],
+                                                  const int64_t pad_after[],
+                                                  const int64_t stride[], const int64_t dilation[],
+                                                  tsrConvolutionMode_t mode,
+                                                  tsrDataType_t compute_type);
+/* Groups (default 1; groups == channels is depthwise). Errors: BAD_PARAM_OUT_OF_RANGE. */
+TSR_API tsrStatus_t tsrSetConvolutionGroupCount(tsrConvolutionDescriptor_t desc, int64_t groups);
+
+/* Output dims (N, K, spatial...) of a forward convolution of x with w. nb_dims must be x's.
+ * Errors: BAD_PARAM_SHAPE_MISMATCH (x and w disagree, or the output would be empty). */
+TSR_API tsrStatus_t tsrGetConvolutionForwardOutputDim(tsrConvolutionDescriptor_t conv,
+                                                      tsrTensorDescriptor_t x_desc,
+                                                      tsrTensorDescriptor_t w_desc, int nb_dims,
+                                                      int64_t out_dims[]);
+
+/* Candidates in preference order, the ones that can run first, each with its status, workspace
+ * and determinism (time_ms is -1). returned_count receives how many were written. */
+TSR_API tsrStatus_t tsrGetConvolutionForwardAlgorithm(tsrHandle_t handle,
+                                                      tsrTensorDescriptor_t x_desc,
+                                                      tsrTensorDescriptor_t w_desc,
+                                                      tsrConvolutionDescriptor_t conv,
+                                                      tsrTensorDescriptor_t y_desc,
+                                                      int requested_count, int* returned_count,
+                                                      tsrAlgoPerf_t perf[]);
+
+/* Runs every candidate that can run, on scratch output (y is never written), and returns them
+ * sorted by median time; declined kernels follow with their reasons. The workspace given is
+ * used for kernels that fit in it; kernels needing more are reported with status
+ * BAD_PARAM_WORKSPACE_TOO_SMALL. */
+TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
+    tsrHandle_t handle, tsrTensorDescriptor_t x_desc, const void* x, tsrTensorDescriptor_t w_desc,
+    const void* w, tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t y_desc, const void* y,
+    int requested_count, int* returned_count, tsrAlgoPerf_t perf[], void* workspace,
+    size_t workspace_size);
+
+/* Workspace the algorithm (TSR_ALGO_AUTO: the one the handle would choose) needs. */
+TSR_API tsrStatus_t tsrGetConvolutionForwardWorkspaceSize(tsrHandle_t handle,
+                                                          tsrTensorDescriptor_t x_desc,
+                                                          tsrTensorDescriptor_t w_desc,
+                                                          tsrConvolutionDescriptor_t conv,
+                                                          tsrTensorDescriptor_t y_desc,
+                                                          tsrAlgo_t algo, size_t* bytes);
+
+/* y = alpha * conv(x, w) + beta * y. x is N,C,spatial; w is K,C/groups,spatial; y is N,K,spatial
+ * as tsrGetConvolutionForwardOutputDim gives; all of one dtype.
+ * Errors: BAD_PARAM_* naming the argument, BAD_PARAM_WORKSPACE_TOO_SMALL, NOT_SUPPORTED_NO_KERNEL
+ * with every kernel's reason, EXECUTION_FAILED_*. */
+TSR_API tsrStatus_t tsrConvolutionForward(tsrHandle_t handle, float alpha,
+                                          tsrTensorDescriptor_t x_desc, const void* x,
+                                          tsrTensorDescriptor_t w_desc, const void* w,
+                                          tsrConvolutionDescriptor_t conv, tsrAlgo_t algo,
+                                          void* workspace, size_t workspace_size, float beta,
+                                          tsrTensorDescriptor_t y_desc, void* y);
+
+/* ---------------------------------------------------------------------------------------------
+ * Plugins and kernels
+ * ------------------------------------------------------------------------------------------- */
+typedef struct {
+  size_t struct_size;      /* set by the caller: sizeof(tsrPluginInfo_t) */
+  char name[64];
+  char version[64];
+  uint32_t abi_version;    /* the version it answered (0 when it never answered) */
+  int loaded;              /* 1 when its kernels are in use */
+  tsrDeviceKind_t device_kind;
+  int kernel_count;
+  char path[512];
+  char reason[256];        /* why it was not loaded */
+} tsrPluginInfo_t;
+
+typedef struct {
+  size_t struct_size;      /* set by the caller: sizeof(tsrKernelInfo_t) */
+  tsrAlgo_t algo;
+  tsrOperation_t op;
+  tsrDeviceKind_t device_kind;
+  int deterministic;
+  char kernel_name[64];
+  char backend_name[32];
+  char notes[192];
+} tsrKernelInfo_t;
+
+/* Plugins found so far (loaded or refused), in discovery order. */
+TSR_API tsrStatus_t tsrGetPluginCount(int* count);
+TSR_API tsrStatus_t tsrGetPluginInfo(int index, tsrPluginInfo_t* info);
+
+/* Loads the plugin at an absolute or relative path now. A refusal returns
+ * NOT_SUPPORTED_PLUGIN with the reason, and the plugin is listed as not loaded. */
+TSR_API tsrStatus_t tsrLoadPlugin(const char* path);
+
+/* Kernels of loaded plugins for `op`, in registration order. */
+TSR_API tsrStatus_t tsrGetKernelCount(tsrOperation_t op, int* count);
+TSR_API tsrStatus_t tsrGetKernelInfo(tsrOperation_t op, int index, tsrKernelInfo_t* info);
+
+/* Name of the operation ("convolution_forward"); never NULL. */
+TSR_API const char* tsrGetOperationName(tsrOperation_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_TESSERA_H */
