@@ -1,0 +1,45 @@
+// The handle: one device, one stream, per-plugin contexts, the selection settings.
+#pragma once
+
+#include "registry.hpp"
+
+#include <tessera/tessera.h>
+
+#include <string>
+#include <vector>
+
+struct tsrContext {
+  tsrDeviceKind_t kind = TSR_DEVICE_CPU;
+  int ordinal = 0;
+  void* stream = nullptr;
+  tsrMathMode_t math_mode = TSR_MATH_DEFAULT;
+  std::vector<size_t> preferred_plugins;  // plugin indices, in the order asked for
+
+  // The device plugin's interface and its index (-1: the registry's host interface).
+  const tsrpDeviceInterface* device = nullptr;
+  int device_plugin = -1;
+
+  // Per plugin index: that plugin's context for this handle (nullptr if it has none), and a
+  // non-empty reason when this handle cannot use the plugin at all.
+  std::vector<void*> contexts;
+  std::vector<std::string> unavailable;
+
+  void* device_context() const {
+    return device_plugin >= 0 ? contexts[static_cast<size_t>(device_plugin)] : nullptr;
+  }
+};
+
+namespace tessera::api {
+
+// Creates contexts for plugins loaded since the handle was made (tsrLoadPlugin). The caller holds
+// the registry's read lock.
+void ensure_plugin_contexts(tsrContext& handle, const registry::registry& reg);
+
+tsrStatus_t check_handle(const char* function, tsrHandle_t handle);
+
+// Plugin statuses share tsrStatus_t's values; anything unknown is an execution failure.
+tsrStatus_t from_plugin_status(tsrpStatus_t status);
+
+const char* device_kind_name(int kind);
+
+}  // namespace tessera::api

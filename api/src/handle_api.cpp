@@ -1,0 +1,310 @@
+// Handles, streams, backend preference and device memory.
+#include "error_state.hpp"
+#include "handle.hpp"
+#include "logging.hpp"
+#include "validation.hpp"
+
+using namespace tessera::api;
+using tessera::registry::registry;
+
+namespace tessera::api {
+
+const char* device_kind_name(int kind) {
+  switch (kind) {
+    case TSR_DEVICE_CPU: return "cpu";
+    case TSR_DEVICE_CUDA: return "cuda";
+  }
+  return "unknown";
+}
+
+tsrStatus_t from_plugin_status(tsrpStatus_t status) {
+  switch (status) {
+    case TSRP_STATUS_SUCCESS: return TSR_STATUS_SUCCESS;
+    case TSRP_STATUS_BAD_PARAM: return TSR_STATUS_BAD_PARAM;
+    case TSRP_STATUS_NOT_SUPPORTED: return TSR_STATUS_NOT_SUPPORTED;
+    case TSRP_STATUS_INTERNAL_ERROR: return TSR_STATUS_INTERNAL_ERROR;
+    case TSRP_STATUS_OUT_OF_MEMORY: return TSR_STATUS_EXECUTION_FAILED_OUT_OF_MEMORY;
+    case TSRP_STATUS_DEVICE_ERROR: return TSR_STATUS_EXECUTION_FAILED_DEVICE;
+    default: return TSR_STATUS_EXECUTION_FAILED;
+  }
+}
+
+tsrStatus_t check_handle(const char* function, tsrHandle_t handle) {
+  return check_not_null(function, "handle", handle);
+}
+
+void ensure_plugin_contexts(tsrContext& h, const tessera::registry::registry& reg) {
+  const auto& plugins = reg.plugins();
+  while (h.contexts.size() < plugins.size()) {
+    size_t i = h.contexts.size();
+    const auto& p = plugins[i];
+    void* context = nullptr;
+    std::string why;
+    if (!p.loaded) {
+      why = "backend not loaded: " + p.reason;
+    } else if (p.device_kind != h.kind) {
+      why = std::string("serves device kind ") + device_kind_name(p.device_kind);
+    } else if (p.plugin.has_context) {
+      char message[256] = {0};
+      tsrpStatus_t s;
+      try {
+        s = p.plugin.context.create(h.ordinal, &context, message, sizeof(message));
+      } catch (...) {
+        s = TSRP_STATUS_INTERNAL_ERROR;
+        std::snprintf(message, sizeof(message), "context creation threw an exception");
+      }
+      message[sizeof(message) - 1] = '\0';
+      if (s != TSRP_STATUS_SUCCESS) {
+        context = nullptr;
+        why = std::string("backend context creation failed: ") + message;
+        tessera::log::write(tessera::log::level::warn,
+                            "backend " + p.name + " unavailable on this handle: " + why);
+      } else if (h.stream && p.plugin.context.set_stream) {
+        p.plugin.context.set_stream(context, h.stream);
+      }
+    }
+    h.contexts.push_back(context);
+    h.unavailable.push_back(why);
+  }
+}
+
+}  // namespace tessera::api
+
+namespace {
+
+void destroy_contexts(tsrContext& h, const registry& reg) {
+  for (size_t i = 0; i < h.contexts.size(); ++i)
+    if (h.contexts[i]) {
+      try {
+        reg.plugins()[i].plugin.context.destroy(h.contexts[i]);
+      } catch (...) {
+      }
+    }
+  h.contexts.clear();
+}
+
+tsrStatus_t device_failure(const char* fn, tsrpStatus_t s, const std::string& what) {
+  tsrStatus_t status = from_plugin_status(s);
+  return fail(status, std::string(fn) + ": " + what + " failed (" + tsrGetErrorString(status) + ")");
+}
+
+}  // namespace
+
+extern "C" {
+
+TSR_API tsrStatus_t tsrGetDeviceCount(tsrDeviceKind_t kind, int* count) {
+  const char* fn = "tsrGetDeviceCount";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_not_null(fn, "count", count)) return s;
+    if (kind != TSR_DEVICE_CPU && kind != TSR_DEVICE_CUDA)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": kind " + std::to_string(kind) + " is not a tsrDeviceKind_t");
+    registry& reg = registry::instance();
+    auto lock = reg.read_lock();
+    int plugin = -1;
+    const tsrpDeviceInterface* dev = reg.device_interface(kind, &plugin);
+    int32_t n = 0;
+    if (dev && dev->device_count(&n) != TSRP_STATUS_SUCCESS) n = 0;
+    *count = n;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrCreate(tsrDeviceKind_t kind, int ordinal, tsrHandle_t* handle) {
+  const char* fn = "tsrCreate";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_not_null(fn, "handle", handle)) return s;
+    if (kind != TSR_DEVICE_CPU && kind != TSR_DEVICE_CUDA)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": kind " + std::to_string(kind) + " is not a tsrDeviceKind_t");
+    registry& reg = registry::instance();
+    auto lock = reg.read_lock();
+    int device_plugin = -1;
+    const tsrpDeviceInterface* dev = reg.device_interface(kind, &device_plugin);
+    if (!dev)
+      return fail(TSR_STATUS_NOT_SUPPORTED_NO_DEVICE,
+                  std::string(fn) + ": no loaded plugin serves device kind '" +
+                      device_kind_name(kind) + "' (tessera-info lists the plugins and why any was refused)");
+    int32_t count = 0;
+    if (dev->device_count(&count) != TSRP_STATUS_SUCCESS) count = 0;
+    if (ordinal < 0 || ordinal >= count)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": ordinal " + std::to_string(ordinal) + " out of range: " +
+                      std::to_string(count) + " " + device_kind_name(kind) + " device(s) present");
+    auto h = std::make_unique<tsrContext>();
+    h->kind = kind;
+    h->ordinal = ordinal;
+    h->device = dev;
+    h->device_plugin = device_plugin;
+    ensure_plugin_contexts(*h, reg);
+    if (device_plugin >= 0 && !h->unavailable[static_cast<size_t>(device_plugin)].empty()) {
+      std::string why = h->unavailable[static_cast<size_t>(device_plugin)];
+      destroy_contexts(*h, reg);
+      return fail(TSR_STATUS_EXECUTION_FAILED_DEVICE,
+                  std::string(fn) + ": device plugin " + reg.plugins()[device_plugin].name +
+                      " could not open " + device_kind_name(kind) + " device " +
+                      std::to_string(ordinal) + ": " + why);
+    }
+    for (const std::string& name : reg.filter().preferred()) {
+      int p = reg.find_plugin(name);
+      if (p >= 0) h->preferred_plugins.push_back(static_cast<size_t>(p));
+    }
+    *handle = h.release();
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrDestroy(tsrHandle_t handle) {
+  return guarded("tsrDestroy", [&] {
+    if (!handle) return TSR_STATUS_SUCCESS;
+    registry& reg = registry::instance();
+    auto lock = reg.read_lock();
+    destroy_contexts(*handle, reg);
+    delete handle;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetStream(tsrHandle_t handle, void* stream) {
+  const char* fn = "tsrSetStream";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (handle->kind == TSR_DEVICE_CPU && stream)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": stream must be NULL for a CPU handle");
+    registry& reg = registry::instance();
+    auto lock = reg.read_lock();
+    ensure_plugin_contexts(*handle, reg);
+    // All or nothing: a plugin that refuses the stream leaves every context on the old one.
+    for (size_t i = 0; i < handle->contexts.size(); ++i) {
+      const auto& p = reg.plugins()[i];
+      if (!handle->contexts[i] || !p.plugin.context.set_stream) continue;
+      tsrpStatus_t s = p.plugin.context.set_stream(handle->contexts[i], stream);
+      if (s != TSRP_STATUS_SUCCESS) {
+        for (size_t j = 0; j < i; ++j)
+          if (handle->contexts[j] && reg.plugins()[j].plugin.context.set_stream)
+            reg.plugins()[j].plugin.context.set_stream(handle->contexts[j], handle->stream);
+        return fail(from_plugin_status(s),
+                    std::string(fn) + ": backend " + p.name + " refused the stream");
+      }
+    }
+    handle->stream = stream;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrGetStream(tsrHandle_t handle, void** stream) {
+  const char* fn = "tsrGetStream";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "stream", stream)) return s;
+    *stream = handle->stream;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* backends) {
+  const char* fn = "tsrSetBackendPreference";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    registry& reg = registry::instance();
+    auto lock = reg.read_lock();
+    std::vector<size_t> order;
+    for (const std::string& name : tessera::registry::split_list(backends ? backends : "")) {
+      int p = reg.find_plugin(name);
+      if (p < 0) {
+        std::string loaded;
+        for (const auto& rec : reg.plugins())
+          if (rec.loaded) loaded += (loaded.empty() ? "" : ", ") + rec.name;
+        return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                    std::string(fn) + ": backends names '" + name +
+                        "', which is not a loaded backend (loaded: " +
+                        (loaded.empty() ? "none" : loaded) + ")");
+      }
+      order.push_back(static_cast<size_t>(p));
+    }
+    handle->preferred_plugins = std::move(order);
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode) {
+  const char* fn = "tsrSetMathMode";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (mode < TSR_MATH_DEFAULT || mode > TSR_MATH_ALLOW_TF32)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrMathMode_t");
+    handle->math_mode = mode;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrMalloc(tsrHandle_t handle, size_t bytes, void** pointer) {
+  const char* fn = "tsrMalloc";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "pointer", pointer)) return s;
+    void* p = nullptr;
+    tsrpStatus_t s = handle->device->allocate(handle->device_context(), bytes, &p);
+    if (s != TSRP_STATUS_SUCCESS)
+      return device_failure(fn, s, "allocating " + std::to_string(bytes) + " bytes on " +
+                                       device_kind_name(handle->kind) + " device " +
+                                       std::to_string(handle->ordinal));
+    *pointer = p;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrFree(tsrHandle_t handle, void* pointer) {
+  const char* fn = "tsrFree";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (!pointer) return TSR_STATUS_SUCCESS;
+    tsrpStatus_t s = handle->device->deallocate(handle->device_context(), pointer);
+    if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "freeing device memory");
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrMemcpyHostToDevice(tsrHandle_t handle, void* dst, const void* src,
+                                          size_t bytes) {
+  const char* fn = "tsrMemcpyHostToDevice";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (bytes == 0) return TSR_STATUS_SUCCESS;
+    if (tsrStatus_t s = check_not_null(fn, "dst", dst)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "src", src)) return s;
+    tsrpStatus_t s = handle->device->copy_host_to_device(handle->device_context(), dst, src, bytes);
+    if (s != TSRP_STATUS_SUCCESS)
+      return device_failure(fn, s, "copying " + std::to_string(bytes) + " bytes to the device");
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrMemcpyDeviceToHost(tsrHandle_t handle, void* dst, const void* src,
+                                          size_t bytes) {
+  const char* fn = "tsrMemcpyDeviceToHost";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (bytes == 0) return TSR_STATUS_SUCCESS;
+    if (tsrStatus_t s = check_not_null(fn, "dst", dst)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "src", src)) return s;
+    tsrpStatus_t s = handle->device->copy_device_to_host(handle->device_context(), dst, src, bytes);
+    if (s != TSRP_STATUS_SUCCESS)
+      return device_failure(fn, s, "copying " + std::to_string(bytes) + " bytes to the host");
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSynchronize(tsrHandle_t handle) {
+  const char* fn = "tsrSynchronize";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    tsrpStatus_t s = handle->device->synchronize(handle->device_context());
+    if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "synchronizing the stream");
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,130 @@
+#include "kernel_selection.hpp"
+
+#include <algorithm>
+
+namespace tessera::registry {
+namespace {
+
+// Visits candidates in preference order; stops when `visit` returns false.
+template <typename Visit>
+void for_each_candidate(const registry& reg, const selection_request& req, Visit&& visit) {
+  const std::vector<int64_t>& ids = reg.kernels_for(req.op);
+  const auto& kernels = reg.kernels();
+  const auto& plugins = reg.plugins();
+  auto serves = [&](const kernel_record& k) {
+    return plugins[k.plugin_index].device_kind == req.device_kind;
+  };
+  const std::vector<size_t> none;
+  const std::vector<size_t>& preferred = req.preferred_plugins ? *req.preferred_plugins : none;
+  for (size_t plugin : preferred)
+    for (int64_t id : ids)
+      if (kernels[id].plugin_index == plugin && serves(kernels[id]))
+        if (!visit(kernels[id])) return;
+  for (int64_t id : ids) {
+    const kernel_record& k = kernels[id];
+    if (!serves(k)) continue;
+    if (std::find(preferred.begin(), preferred.end(), k.plugin_index) != preferred.end()) continue;
+    if (!visit(k)) return;
+  }
+}
+
+kernel_verdict judge(const registry& reg, const kernel_record& k, const selection_request& req) {
+  kernel_verdict v;
+  v.kernel_id = k.id;
+  if (req.unavailable && k.plugin_index < req.unavailable->size() &&
+      !(*req.unavailable)[k.plugin_index].empty()) {
+    v.reason = (*req.unavailable)[k.plugin_index];
+    return v;
+  }
+  if (reg.plugins()[k.plugin_index].device_kind != req.device_kind) {
+    v.reason = "serves another device kind";
+    return v;
+  }
+  char reason[256] = {0};
+  int yes = 0;
+  try {
+    yes = k.kernel.can_implement(k.kernel.user_data, req.problem, reason, sizeof(reason));
+  } catch (...) {
+    v.reason = "can_implement threw an exception";
+    return v;
+  }
+  reason[sizeof(reason) - 1] = '\0';
+  if (!yes) {
+    v.reason = reason[0] ? reason : "declined without a reason";
+    return v;
+  }
+  if (k.kernel.workspace_size) {
+    size_t bytes = 0;
+    tsrpStatus_t s;
+    try {
+      s = k.kernel.workspace_size(k.kernel.user_data, req.problem, &bytes);
+    } catch (...) {
+      s = TSRP_STATUS_INTERNAL_ERROR;
+    }
+    if (s != TSRP_STATUS_SUCCESS) {
+      v.reason = "workspace query failed (status " + std::to_string(s) + ")";
+      return v;
+    }
+    v.workspace = bytes;
+  }
+  if (req.check_workspace && v.workspace > req.workspace_available) {
+    v.workspace_short = true;
+    v.reason = "needs " + std::to_string(v.workspace) + " bytes of workspace, " +
+               std::to_string(req.workspace_available) + " given";
+    return v;
+  }
+  v.can_run = true;
+  return v;
+}
+
+}  // namespace
+
+selection_result select_kernel(const registry& reg, const selection_request& req) {
+  selection_result result;
+  if (req.explicit_kernel >= 0) {
+    kernel_verdict v = judge(reg, reg.kernels()[req.explicit_kernel], req);
+    if (v.can_run) {
+      result.kernel_id = v.kernel_id;
+      result.workspace = v.workspace;
+    } else {
+      result.workspace_short = v.workspace_short;
+      result.declined.push_back(std::move(v));
+    }
+    return result;
+  }
+  for_each_candidate(reg, req, [&](const kernel_record& k) {
+    kernel_verdict v = judge(reg, k, req);
+    if (v.can_run) {
+      result.kernel_id = v.kernel_id;
+      result.workspace = v.workspace;
+      return false;
+    }
+    result.workspace_short |= v.workspace_short;
+    result.declined.push_back(std::move(v));
+    return true;
+  });
+  return result;
+}
+
+std::vector<kernel_verdict> rank_candidates(const registry& reg, const selection_request& req) {
+  std::vector<kernel_verdict> all;
+  for_each_candidate(reg, req, [&](const kernel_record& k) {
+    all.push_back(judge(reg, k, req));
+    return true;
+  });
+  // Runnable first, keeping preference order within each group.
+  std::stable_partition(all.begin(), all.end(), [](const kernel_verdict& v) { return v.can_run; });
+  return all;
+}
+
+std::string join_reasons(const registry& reg, const std::vector<kernel_verdict>& declined) {
+  if (declined.empty()) return "no kernel of this operation is loaded for this device";
+  std::string out;
+  for (const kernel_verdict& v : declined) {
+    if (!out.empty()) out += "; ";
+    out += reg.kernels()[v.kernel_id].full_name + ": " + v.reason;
+  }
+  return out;
+}
+
+}  // namespace tessera::registry

@@ -1,0 +1,149 @@
+#include "registry.hpp"
+
+#include "host_device.hpp"
+#include "logging.hpp"
+#include "plugin_discovery.hpp"
+
+#include <filesystem>
+
+namespace tessera::registry {
+namespace {
+
+void host_log(int32_t level, const char* plugin, const char* message) {
+  log::level lvl = log::level::info;
+  switch (level) {
+    case TSRP_LOG_TRACE: lvl = log::level::trace; break;
+    case TSRP_LOG_DEBUG: lvl = log::level::debug; break;
+    case TSRP_LOG_INFO: lvl = log::level::info; break;
+    case TSRP_LOG_WARN: lvl = log::level::warn; break;
+    default: lvl = log::level::error; break;
+  }
+  if (!log::enabled(lvl)) return;
+  log::write(lvl, std::string("[") + (plugin ? plugin : "?") + "] " + (message ? message : ""));
+}
+
+tsrpHostOffer make_offer() {
+  tsrpHostOffer offer{};
+  offer.struct_size = sizeof(offer);
+  offer.host_abi_version = TSRP_ABI_VERSION_CURRENT;
+  offer.host_abi_min = TSRP_ABI_VERSION_MIN;
+  offer.host_version = TESSERA_VERSION_STRING;
+  offer.log = host_log;
+  return offer;
+}
+
+}  // namespace
+
+registry& registry::instance() {
+  // Leaked on purpose: see the header.
+  static registry* r = new registry();
+  return *r;
+}
+
+registry::registry() : filter_(backend_filter::from_environment()), by_operation_(TSRP_OP_COUNT_V1) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  discover_locked();
+}
+
+void registry::discover_locked() {
+  for (const std::string& folder : plugin_search_folders()) {
+    std::vector<std::string> files = plugin_files_in(folder);
+    if (log::enabled(log::level::debug))
+      log::write(log::level::debug, "plugin folder " + folder + ": " +
+                                        std::to_string(files.size()) + " candidate(s)");
+    for (const std::string& file : files) load_locked(file);
+  }
+}
+
+int registry::find_plugin(const std::string& name) const {
+  for (size_t i = 0; i < plugins_.size(); ++i)
+    if (plugins_[i].loaded && plugins_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+const tsrpDeviceInterface* registry::device_interface(int32_t device_kind, int* plugin_index) const {
+  bool served = false;
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    const plugin_record& p = plugins_[i];
+    if (!p.loaded || p.device_kind != device_kind) continue;
+    served = true;
+    if (p.plugin.has_device) {
+      *plugin_index = static_cast<int>(i);
+      return &p.plugin.device;
+    }
+  }
+  *plugin_index = -1;
+  // Host memory needs no plugin; CUDA memory does.
+  if (device_kind == TSRP_DEVICE_CPU) return &host_device_interface();
+  (void)served;
+  return nullptr;
+}
+
+load_result registry::load(const std::string& path) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  return load_locked(path);
+}
+
+load_result registry::load_locked(const std::string& given_path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(given_path, ec);
+  std::string path = ec ? given_path : p.lexically_normal().string();
+
+  for (const plugin_record& existing : plugins_)
+    if (existing.path == path && existing.loaded)
+      return {true, {}};  // loading the same file twice is a no-op
+
+  plugin_record record;
+  record.path = path;
+  tsrpHostOffer offer = make_offer();
+  load_outcome outcome = load_plugin_file(path, offer);
+  record.name = outcome.plugin.name;
+  record.version = outcome.plugin.version;
+  record.abi_version = outcome.plugin.abi_version;
+  record.device_kind = outcome.plugin.device_kind;
+
+  std::string reason = outcome.reason;
+  if (outcome.ok) {
+    int other = find_plugin(outcome.plugin.name);
+    if (other >= 0)
+      reason = "duplicate backend name '" + outcome.plugin.name + "' (already loaded from " +
+               plugins_[other].path + ")";
+    else
+      reason = filter_.refusal(outcome.plugin.name);
+  }
+  if (!reason.empty()) {
+    record.loaded = false;
+    record.reason = reason;
+    // The library stays mapped even when refused: its entry point already ran, and unloading
+    // code that may have started threads is not safe.
+    record.plugin.library = outcome.plugin.library;
+    log::write(log::level::warn, "plugin " + path + " skipped: " + reason);
+    plugins_.push_back(std::move(record));
+    return {false, reason};
+  }
+
+  record.loaded = true;
+  record.plugin = std::move(outcome.plugin);
+  size_t plugin_index = plugins_.size();
+  for (const std::string& skipped : record.plugin.skipped_kernels)
+    log::write(log::level::warn, "plugin " + record.name + ": kernel " + skipped + " skipped");
+  for (const declared_kernel& k : record.plugin.kernels) {
+    kernel_record kr;
+    kr.id = static_cast<int64_t>(kernels_.size());
+    kr.plugin_index = plugin_index;
+    kr.kernel = k.kernel;
+    kr.kernel_name = k.name;
+    kr.full_name = record.name + "/" + k.name;
+    by_operation_[k.kernel.operation].push_back(kr.id);
+    kernels_.push_back(std::move(kr));
+  }
+  if (log::enabled(log::level::info))
+    log::write(log::level::info, "plugin " + record.name + " " + record.version + " (ABI " +
+                                     std::to_string(record.abi_version) + ") loaded from " + path +
+                                     " with " + std::to_string(record.plugin.kernels.size()) +
+                                     " kernel(s)");
+  plugins_.push_back(std::move(record));
+  return {true, {}};
+}
+
+}  // namespace tessera::registry
