@@ -1,0 +1,57 @@
+// Storage types the kernels read and write; all arithmetic is fp32, so each type only needs a
+// conversion to and from float, and a host-side mapping from tsrpDataType_t.
+#pragma once
+
+#include "cuda_errors.hpp"
+
+#include <tessera/plugin_abi.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <string>
+
+namespace tessera::cuda {
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+inline bool is_floating_storage(int32_t data_type) {
+  return data_type == TSRP_DATA_FLOAT || data_type == TSRP_DATA_HALF || data_type == TSRP_DATA_BFLOAT16;
+}
+
+inline const char* data_type_name(int32_t data_type) {
+  switch (data_type) {
+    case TSRP_DATA_FLOAT: return "float";
+    case TSRP_DATA_HALF: return "half";
+    case TSRP_DATA_BFLOAT16: return "bfloat16";
+    case TSRP_DATA_INT8: return "int8";
+    case TSRP_DATA_INT32: return "int32";
+    default: return "unknown";
+  }
+}
+
+// Calls f(T{}) with T the storage type of `data_type`; the caller has checked is_floating_storage.
+template <typename F>
+void dispatch_storage_type(int32_t data_type, F&& f) {
+  switch (data_type) {
+    case TSRP_DATA_FLOAT: f(float{}); break;
+    case TSRP_DATA_HALF: f(__half{}); break;
+    case TSRP_DATA_BFLOAT16: f(__nv_bfloat16{}); break;
+    default:
+      throw status_error(TSRP_STATUS_INTERNAL_ERROR,
+                         std::string("no storage type for data type ") + data_type_name(data_type));
+  }
+}
+
+}  // namespace tessera::cuda

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds here (the GPU machine has no compiler setup of ours) and stages what one device run needs
+# into .carry/ (git-ignored), keeping the build tree's layout so that plugins are found next to
+# libtessera.so: bin/ (tests, tools), lib/ (libtessera, plugins/cuda), tests/fake_plugins/,
+# suites, and the cuDNN anchors copied from ../shared (which does not travel).
+# The oneDNN plugin stays behind: libdnnl is 55 MB of the 64 MiB a call may carry, and on the GPU
+# machine the naive reference is the ground truth anyway.
+# Usage: tools/gpu/stage_for_device.sh [build-dir]     then call the device tool with
+#   carry: [".carry"], command: "bash tools/gpu/device_run.sh"
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-gpu}
+cd "$root"
+./tools/install-deps.sh >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j2
+carry="$root/.carry"
+rm -rf "$carry"
+mkdir -p "$carry/bin" "$carry/lib/tessera/plugins" "$carry/tests/fake_plugins" "$carry/anchors"
+cp -a "$build"/bin/* "$carry/bin/"
+cp -a "$build"/lib/libtessera.so* "$carry/lib/"
+cp -a "$build"/lib/tessera/plugins/libtessera-cuda.so "$carry/lib/tessera/plugins/" 2>/dev/null || true
+cp -a "$build"/tests/fake_plugins/*.so "$carry/tests/fake_plugins/"
+cp -a tools/suites "$carry/suites" 2>/dev/null || true
+if [ -d "$root/../shared/anchors" ]; then cp -a "$root/../shared/anchors/." "$carry/anchors/"; fi
+chmod -R u+w "$carry"
+du -sh "$carry"
