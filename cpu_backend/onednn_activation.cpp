@@ -153,7 +153,8 @@ std::shared_ptr<activation_plan> try_direct(const dnnl::engine& engine,
   workspace_layout layout;
   plan->scratchpad_offset = layout.reserve(scratchpad_bytes(plan->eltwise_pd()));
   plan->workspace_bytes = layout.required_bytes();
-  plan->description = std::string("direct eltwise=") + plan->eltwise_pd().impl_info_str();
+  plan->description = std::string("direct ") + data_type_name(p.x.data_type) +
+                      " eltwise=" + plan->eltwise_pd().impl_info_str();
   return plan;
 }
 
@@ -191,7 +192,9 @@ std::shared_ptr<activation_plan> build_staged(const dnnl::engine& engine,
   plan->scratchpad_offset = layout.reserve(scratchpad);
   plan->workspace_bytes = layout.required_bytes();
 
-  plan->description = std::string("staged f32 eltwise=") + plan->eltwise_pd().impl_info_str();
+  plan->description = std::string("staged (data ") + data_type_name(r.x->data_type) + "->" +
+                      data_type_name(r.out->data_type) +
+                      ", compute f32) eltwise=" + plan->eltwise_pd().impl_info_str();
   if (plan->x_in) plan->description += std::string(" x_reorder=") + plan->x_in->pd.impl_info_str();
   if (plan->dy_in) plan->description += std::string(" dy_reorder=") + plan->dy_in->pd.impl_info_str();
   plan->description += std::string(" out_reorder=") + plan->out->pd.impl_info_str();

@@ -170,8 +170,9 @@ std::shared_ptr<conv_plan> try_candidate(const dnnl::engine& engine,
   plan->scratchpad_offset = layout.reserve(scratchpad);
   plan->workspace_bytes = layout.required_bytes();
 
-  plan->description = std::string("conv=") + plan->conv_pd.impl_info_str() + " (" +
-                      (c.compute == dt::f32 ? "f32" : c.compute == dt::bf16 ? "bf16" : "f16") +
+  const auto type_name = [](dt t) { return t == dt::f32 ? "f32" : t == dt::bf16 ? "bf16" : "f16"; };
+  plan->description = std::string("conv=") + plan->conv_pd.impl_info_str() + " (data " +
+                      data_type_name(p.x.data_type) + ", compute " + type_name(c.compute) +
                       (c.exact_src && c.exact_weights && c.exact_dst ? ", user layouts" : "") + ")";
   if (plan->src_in) plan->description += std::string(" src_reorder=") + plan->src_in->pd.impl_info_str();
   if (plan->weights_in)

@@ -25,9 +25,12 @@ struct cpu_event {
 // Device-interface functions have no message buffer: failures are logged, then a status returned.
 template <class Body>
 tsrpStatus_t device_guard(const char* what, Body&& body) noexcept {
-  char message[512];
+  char message[512] = "";
   tsrpStatus_t status = guard(what, message, sizeof message, body);
-  if (status != TSRP_STATUS_SUCCESS) log_message(TSRP_LOG_ERROR, message);
+  if (status == TSRP_STATUS_SUCCESS) return status;
+  // Bodies return BAD_PARAM without a message for plain argument errors.
+  log_message(TSRP_LOG_ERROR, message[0] != '\0' ? std::string(message)
+                                                  : std::string(what) + ": invalid argument");
   return status;
 }
 

@@ -4,6 +4,8 @@
 
 #include <tessera/plugin_abi.h>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -48,12 +50,6 @@ tsrpStatus_t guard(const char* what, char* message, size_t message_size, Body&& 
 // Text of the exception currently being handled; for boundary functions without a message
 // buffer (they log instead).
 std::string current_exception_text() noexcept;
-
-}  // namespace tessera::onednn
-
-#include <oneapi/dnnl/dnnl.hpp>
-
-namespace tessera::onednn {
 
 // Runs `body`; a dnnl::error it throws becomes a plugin_error saying "<what> failed: <error>",
 // with NOT_SUPPORTED for a missing implementation and EXECUTION_FAILED otherwise.
