@@ -277,7 +277,8 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     req.preferred_plugins = &handle->preferred_plugins;
     req.unavailable = &handle->unavailable;
     req.check_workspace = true;
-    req.workspace_available = workspace_size;
+    const bool use_pool = !workspace && workspace_size == 0;  // as for tsrConvolutionForward
+    req.workspace_available = use_pool ? handle->workspace_limit : workspace_size;
     std::vector<tessera::registry::kernel_verdict> ranked = tessera::registry::rank_candidates(reg, req);
 
     size_t y_bytes = 0;
@@ -299,8 +300,15 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     for (size_t i = 0; i < ranked.size(); ++i) {
       if (!ranked[i].can_run) continue;
       float ms = 0;
-      tsrStatus_t s = time_kernel(*handle, fn, ranked[i].kernel_id, &problem, &args, workspace,
-                                  workspace_size, 5, &ms);
+      void* ws = workspace;
+      size_t ws_size = workspace_size;
+      tsrStatus_t s = TSR_STATUS_SUCCESS;
+      if (use_pool && ranked[i].workspace > 0) {
+        s = acquire_pool_workspace(*handle, fn, ranked[i].workspace, &ws);
+        ws_size = handle->workspace_pool_size;
+      }
+      if (s == TSR_STATUS_SUCCESS)
+        s = time_kernel(*handle, fn, ranked[i].kernel_id, &problem, &args, ws, ws_size, 5, &ms);
       if (s == TSR_STATUS_SUCCESS) {
         times[i] = ms;
       } else {

@@ -36,7 +36,8 @@ tsrStatus_t refuse(const registry::registry& reg, const char* function, int op,
   std::string reasons = registry::join_reasons(reg, sel.declined);
   if (sel.workspace_short)
     return fail(TSR_STATUS_BAD_PARAM_WORKSPACE_TOO_SMALL,
-                std::string(function) + ": workspace_size too small: " + reasons);
+                std::string(function) + ": workspace too small (pass a larger one, or none to use "
+                                        "the handle's pool): " + reasons);
   if (algo >= 0)
     return fail(TSR_STATUS_NOT_SUPPORTED_NO_KERNEL,
                 std::string(function) + ": algo " + std::to_string(algo) + " cannot run this " +
@@ -90,7 +91,10 @@ tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
   ensure_plugin_contexts(h, reg);
-  selection_request req = make_request(h, call.op, call.problem, call.algo, true, call.workspace_size);
+  // No workspace given: the handle's pool serves, up to its limit.
+  const bool use_pool = !call.workspace && call.workspace_size == 0;
+  selection_request req = make_request(h, call.op, call.problem, call.algo, true,
+                                       use_pool ? h.workspace_limit : call.workspace_size);
   selection_result sel = registry::select_kernel(reg, req);
   bool tracing = log::enabled(log::level::trace);
   if (sel.kernel_id < 0) {
@@ -98,14 +102,15 @@ tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
     if (tracing) trace_call(reg, h, call, sel, s);
     return s;
   }
-  if (sel.workspace > 0 && !call.workspace)
-    return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER,
-                std::string(call.function) + ": workspace is NULL but kernel " +
-                    reg.kernels()[sel.kernel_id].full_name + " needs " +
-                    std::to_string(sel.workspace) + " bytes");
+  void* workspace = call.workspace;
+  size_t workspace_size = call.workspace_size;
+  if (use_pool && sel.workspace > 0) {
+    if (tsrStatus_t s = acquire_pool_workspace(h, call.function, sel.workspace, &workspace)) return s;
+    workspace_size = h.workspace_pool_size;
+  }
   const registry::kernel_record& k = reg.kernels()[sel.kernel_id];
   tsrStatus_t s =
-      run_kernel(h, reg, call.function, k, call.problem, call.args, call.workspace, call.workspace_size);
+      run_kernel(h, reg, call.function, k, call.problem, call.args, workspace, workspace_size);
   if (tracing) trace_call(reg, h, call, sel, s);
   return s;
 }

@@ -24,6 +24,14 @@ struct tsrContext {
   std::vector<void*> contexts;
   std::vector<std::string> unavailable;
 
+  // Workspace owned by the handle, for calls that pass none (activations have no workspace
+  // argument; a convolution given NULL/0 uses it too). It grows to the largest request up to
+  // workspace_limit and is freed with the handle. Growing allocates: a caller that captures calls
+  // into a CUDA graph passes its own workspace, or warms the pool up before capturing.
+  void* workspace_pool = nullptr;
+  size_t workspace_pool_size = 0;
+  size_t workspace_limit = size_t(1) << 30;
+
   void* device_context() const {
     return device_plugin >= 0 ? contexts[static_cast<size_t>(device_plugin)] : nullptr;
   }
@@ -36,6 +44,11 @@ namespace tessera::api {
 void ensure_plugin_contexts(tsrContext& handle, const registry::registry& reg);
 
 tsrStatus_t check_handle(const char* function, tsrHandle_t handle);
+
+// Makes the handle's workspace pool at least `bytes` large and returns it.
+tsrStatus_t acquire_pool_workspace(tsrContext& handle, const char* function, size_t bytes,
+                                   void** workspace);
+void release_pool_workspace(tsrContext& handle);
 
 // Plugin statuses share tsrStatus_t's values; anything unknown is an execution failure.
 tsrStatus_t from_plugin_status(tsrpStatus_t status);

@@ -33,6 +33,31 @@ tsrStatus_t check_handle(const char* function, tsrHandle_t handle) {
   return check_not_null(function, "handle", handle);
 }
 
+tsrStatus_t acquire_pool_workspace(tsrContext& h, const char* function, size_t bytes,
+                                   void** workspace) {
+  if (bytes <= h.workspace_pool_size) {
+    *workspace = h.workspace_pool;
+    return TSR_STATUS_SUCCESS;
+  }
+  release_pool_workspace(h);
+  void* p = nullptr;
+  tsrpStatus_t s = h.device->allocate(h.device_context(), bytes, &p);
+  if (s != TSRP_STATUS_SUCCESS)
+    return fail(from_plugin_status(s), std::string(function) + ": allocating " +
+                                           std::to_string(bytes) +
+                                           " bytes for the handle's workspace pool failed");
+  h.workspace_pool = p;
+  h.workspace_pool_size = bytes;
+  *workspace = p;
+  return TSR_STATUS_SUCCESS;
+}
+
+void release_pool_workspace(tsrContext& h) {
+  if (h.workspace_pool) h.device->deallocate(h.device_context(), h.workspace_pool);
+  h.workspace_pool = nullptr;
+  h.workspace_pool_size = 0;
+}
+
 void ensure_plugin_contexts(tsrContext& h, const tessera::registry::registry& reg) {
   const auto& plugins = reg.plugins();
   while (h.contexts.size() < plugins.size()) {
@@ -159,6 +184,7 @@ TSR_API tsrStatus_t tsrDestroy(tsrHandle_t handle) {
     if (!handle) return TSR_STATUS_SUCCESS;
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
+    release_pool_workspace(*handle);
     destroy_contexts(*handle, reg);
     delete handle;
     return TSR_STATUS_SUCCESS;
@@ -236,6 +262,16 @@ TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode) {
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrMathMode_t");
     handle->math_mode = mode;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetWorkspaceLimit(tsrHandle_t handle, size_t bytes) {
+  const char* fn = "tsrSetWorkspaceLimit";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    handle->workspace_limit = bytes;
+    if (handle->workspace_pool_size > bytes) release_pool_workspace(*handle);
     return TSR_STATUS_SUCCESS;
   });
 }

@@ -4,6 +4,7 @@
 
 #include <tessera/tessera.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 

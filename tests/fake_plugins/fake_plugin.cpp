@@ -102,6 +102,7 @@ extern "C" TSRP_EXPORT tsrpStatus_t tsrpPluginEntry(const tsrpHostOffer* offer,
                                                     tsrpPluginDesc* desc) {
   (void)offer;
 #if defined(FAKE_ENTRY_THROWS)
+  (void)desc;
   throw std::runtime_error("fake plugin throws from its entry point");
 #elif defined(FAKE_ENTRY_FAILS)
   (void)desc;

@@ -161,6 +161,11 @@ TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* back
 /* Math mode for convolution kernels chosen on this handle (default TSR_MATH_DEFAULT). */
 TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode);
 
+/* Calls given no workspace (NULL and 0) take scratch memory from a pool the handle owns, grown
+ * on demand up to this limit (default 1 GiB) and freed with the handle. A larger request makes
+ * the call fail with BAD_PARAM_WORKSPACE_TOO_SMALL. Lowering the limit frees a larger pool. */
+TSR_API tsrStatus_t tsrSetWorkspaceLimit(tsrHandle_t handle, size_t bytes);
+
 /* Device memory of the handle's device, through the device plugin's interface. On the CPU this
  * is host memory. Copies are ordered on the handle's stream and complete before they return. */
 TSR_API tsrStatus_t tsrMalloc(tsrHandle_t handle, size_t bytes, void** pointer);

@@ -1,0 +1,222 @@
+#include "bench_args.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <tessera_common/shape_inference.hpp>
+
+namespace tessera::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Batch files may include batch files; a cycle would otherwise recurse forever.
+constexpr int max_batch_depth = 16;
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool parse_double(const std::string& text, double* value) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') return false;
+  *value = v;
+  return true;
+}
+
+// Relative paths: the including file's folder, the working directory, then the suites that
+// come with Tessera (installed, then in the source tree), so `--batch=default.txt` just works.
+std::string resolve_batch_path(const std::string& path, const std::string& base_dir) {
+  const fs::path p(path);
+  if (p.is_absolute()) return path;
+  std::vector<fs::path> candidates;
+  if (!base_dir.empty()) candidates.push_back(fs::path(base_dir) / p);
+  candidates.push_back(p);
+#ifdef TESSERA_SUITES_INSTALL_DIR
+  candidates.push_back(fs::path(TESSERA_SUITES_INSTALL_DIR) / p);
+#endif
+#ifdef TESSERA_SUITES_SOURCE_DIR
+  candidates.push_back(fs::path(TESSERA_SUITES_SOURCE_DIR) / p);
+#endif
+  for (const fs::path& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return c.string();
+  }
+  return path;  // not found: opening it reports the error with the name the user gave
+}
+
+// Splits a batch line into arguments; '#' starts a comment.
+std::vector<std::string> split_line(const std::string& line) {
+  std::istringstream words(line.substr(0, line.find('#')));
+  std::vector<std::string> args;
+  for (std::string w; words >> w;) args.push_back(w);
+  return args;
+}
+
+class argument_reader {
+ public:
+  explicit argument_reader(std::vector<bench_problem>* problems) : problems_(problems) {}
+
+  bool read(const std::vector<std::string>& args, const std::string& origin,
+            const std::string& base_dir, bench_settings& s, int depth, std::string* error) {
+    for (const std::string& arg : args)
+      if (!read_one(arg, origin, base_dir, s, depth, error)) return false;
+    return true;
+  }
+
+ private:
+  bool read_one(const std::string& arg, const std::string& origin, const std::string& base_dir,
+                bench_settings& s, int depth, std::string* error) {
+    auto bad = [&](const std::string& why) {
+      return fail(error, origin + ": " + why + " in '" + arg + "'");
+    };
+    const size_t eq = arg.find('=');
+    const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+
+    if (arg == "--conv") {
+      s.driver = bench_driver::conv;
+    } else if (arg == "--eltwise") {
+      s.driver = bench_driver::eltwise;
+    } else if (arg == "--reset") {
+      const bench_driver driver = s.driver;  // benchdnn's --reset keeps the driver
+      s = bench_settings{};
+      s.driver = driver;
+    } else if (starts_with(arg, "--dt=")) {
+      if (!common::parse_data_type(value, &s.data_type))
+        return bad("unknown data type '" + value + "' (expected f32, f16, bf16, s8 or s32)");
+    } else if (starts_with(arg, "--tag=")) {
+      const std::string tag = lower(value);
+      // Any rank's spelling of the two families, and oneDNN's abx/axb.
+      if (tag == "nchw" || tag == "ncw" || tag == "ncdhw" || tag == "nc" || tag == "abx")
+        s.channels_last = false;
+      else if (tag == "nhwc" || tag == "nwc" || tag == "ndhwc" || tag == "axb")
+        s.channels_last = true;
+      else
+        return bad("unknown tag '" + value + "' (expected nchw or nhwc)");
+    } else if (starts_with(arg, "--dir=")) {
+      const std::string dir = lower(value);
+      if (dir == "fwd" || dir == "fwd_d" || dir == "fwd_i")
+        s.backward = false;
+      else if (dir == "bwd" || dir == "bwd_d")
+        s.backward = true;
+      else
+        return bad("unknown direction '" + value + "' (expected fwd or bwd)");
+    } else if (starts_with(arg, "--alg=")) {
+      if (value.empty()) return bad("empty algorithm");
+      s.algorithm = lower(value);  // checked with alpha and beta when a problem uses it
+    } else if (starts_with(arg, "--alpha=")) {
+      if (!parse_double(value, &s.alpha)) return bad("'" + value + "' is not a number");
+    } else if (starts_with(arg, "--beta=")) {
+      if (!parse_double(value, &s.beta)) return bad("'" + value + "' is not a number");
+    } else if (starts_with(arg, "--conv-mode=")) {
+      const std::string m = lower(value);
+      if (m == "cross-correlation" || m == "cross_correlation" || m == "xcorr")
+        s.conv_mode = TSRP_CROSS_CORRELATION;
+      else if (m == "convolution" || m == "conv")
+        s.conv_mode = TSRP_CONVOLUTION;
+      else
+        return bad("unknown convolution mode '" + value +
+                   "' (expected cross-correlation or convolution)");
+    } else if (starts_with(arg, "--backend=")) {
+      s.backend = value;
+    } else if (starts_with(arg, "--mode=")) {
+      const std::string m = lower(value);
+      if (m == "c")
+        s.mode = mode_correctness;
+      else if (m == "p")
+        s.mode = mode_performance;
+      else if (m == "cp" || m == "pc")
+        s.mode = mode_correctness | mode_performance;
+      else
+        return bad("unknown mode '" + value + "' (expected C, P or CP)");
+    } else if (starts_with(arg, "--iters=")) {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n < 1 || n > 1000000)
+        return bad("iterations must be an integer from 1 to 1000000");
+      s.iterations = static_cast<int>(n);
+    } else if (starts_with(arg, "--batch=")) {
+      return read_batch(resolve_batch_path(value, base_dir), origin, s, depth, error);
+    } else if (starts_with(arg, "-")) {
+      return fail(error, origin + ": unknown option '" + arg + "' (try --help)");
+    } else {
+      if (s.driver == bench_driver::none)
+        return fail(error, origin + ": problem '" + arg + "' comes before --conv or --eltwise");
+      problems_->push_back({s, arg, origin});
+    }
+    return true;
+  }
+
+  bool read_batch(const std::string& path, const std::string& origin, const bench_settings& s,
+                  int depth, std::string* error) {
+    if (depth >= max_batch_depth)
+      return fail(error, origin + ": batch files nested more than " +
+                             std::to_string(max_batch_depth) + " deep at '" + path + "'");
+    std::ifstream file(path);
+    if (!file) return fail(error, origin + ": cannot read batch file '" + path + "'");
+    const std::string dir = fs::path(path).parent_path().string();
+    bench_settings local = s;  // the file's changes stay in the file
+    std::string line;
+    for (int number = 1; std::getline(file, line); ++number)
+      if (!read(split_line(line), path + ":" + std::to_string(number), dir, local, depth + 1,
+                error))
+        return false;
+    return true;
+  }
+
+  std::vector<bench_problem>* problems_;
+};
+
+}  // namespace
+
+bool parse_bench_arguments(const std::vector<std::string>& args, const std::string& origin,
+                           const std::string& base_dir, bench_settings& settings,
+                           std::vector<bench_problem>* problems, std::string* error) {
+  argument_reader reader(problems);
+  return reader.read(args, origin, base_dir, settings, 0, error);
+}
+
+const char* bench_usage() {
+  return R"(usage: tessera-bench [modifiers and problems, left to right]
+
+Drivers (pick how the problems after them are read):
+  --conv                 convolution forward; problems are benchdnn descriptors,
+                         e.g. mb2ic16ih7oc16oh7kh3ph1 (g, mb, ic, id/ih/iw, oc, od/oh/ow,
+                         kd/kh/kw, sd/sh/sw, pd/ph/pw, dd/dh/dw; dilation 0 = none)
+  --eltwise              activation; problems are dims, e.g. 2x16x7x7
+Modifiers (apply to the problems that follow):
+  --dt=f32|f16|bf16      data type (default f32)
+  --tag=nchw|nhwc        packed layout, channels second or last (default nchw)
+  --dir=fwd|bwd          eltwise direction (default fwd)
+  --alg=NAME             eltwise algorithm: relu logistic tanh linear elu gelu_erf gelu_tanh
+                         swish clip, or identity sigmoid leaky_relu clipped_relu (default relu)
+  --alpha=X --beta=Y     eltwise parameters, as benchdnn's (relu alpha: negative slope;
+                         clip: alpha 0, beta the upper bound; linear: alpha 1, beta 0)
+  --conv-mode=MODE       cross-correlation (default) or convolution (flipped filter)
+  --backend=NAME         run on this backend's kernels and device (default: CUDA device 0
+                         when present, else the CPU, kernels chosen by the library)
+  --mode=C|P|CP          correctness, performance or both (default CP)
+  --iters=N              timed runs for performance, median reported (default 20)
+  --batch=FILE           read FILE: one problem set per line, '#' comments; relative to
+                         the including file, the working directory, then Tessera's suites
+  --reset                back to the default modifiers
+Output: one line per problem, "<status> <backend>/<kernel> <problem> <time> <rate>", then
+"tests:N passed:N skipped:N failed:N". Exit code 1 when any problem failed, 2 on bad usage.
+)";
+}
+
+}  // namespace tessera::tools
