@@ -22,6 +22,8 @@ for t in "$c"/bin/tessera_*test*; do
   case "$name" in
     tessera_plugin_loading_test) envs=(TESSERA_PLUGIN_PATH="$PWD/$c/tests/fake_plugins") ;;
     tessera_backend_filter_test) envs=(TESSERA_PLUGIN_PATH="$PWD/$c/tests/fake_plugins" TESSERA_BACKENDS=-fake) ;;
+    tessera_trace_log_test) envs=(TESSERA_LOG_LEVEL=trace TESSERA_LOG_FILE="$out/trace_log_test.log") ;;
+    tessera_api_test) envs=(TESSERA_LOG_LEVEL=off) ;;
   esac
   env "${envs[@]}" "$t" > "$out/$name.log" 2>&1
   rc=$?
