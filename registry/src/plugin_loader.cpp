@@ -151,7 +151,7 @@ load_outcome load_plugin_file(const std::string& path, const tsrpHostOffer& offe
         out.plugin.skipped_kernels.push_back(label + ": NULL can_implement or run");
         continue;
       }
-      if (k.kernel.operation < 0 || k.kernel.operation >= TSRP_OP_COUNT_V1) {
+      if (k.kernel.operation < 0 || k.kernel.operation >= TSRP_OP_COUNT) {
         out.plugin.skipped_kernels.push_back(
             label + ": unknown operation " + std::to_string(k.kernel.operation));
         continue;

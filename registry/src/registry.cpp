@@ -40,7 +40,7 @@ registry& registry::instance() {
   return *r;
 }
 
-registry::registry() : filter_(backend_filter::from_environment()), by_operation_(TSRP_OP_COUNT_V1) {
+registry::registry() : filter_(backend_filter::from_environment()), by_operation_(TSRP_OP_COUNT) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
   discover_locked();
 }

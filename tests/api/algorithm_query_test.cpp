@@ -96,8 +96,9 @@ TEST_P(AlgorithmQuery, find_times_candidates_and_never_writes_y_and_its_choice_i
   for (int i = 0; i < n; ++i) {
     if (perf[i].status != TSR_STATUS_SUCCESS) continue;
     EXPECT_GE(perf[i].time_ms, 0.0f) << perf[i].kernel_name;
-    if (i > 0 && perf[i - 1].status == TSR_STATUS_SUCCESS)
+    if (i > 0 && perf[i - 1].status == TSR_STATUS_SUCCESS) {
       EXPECT_LE(perf[i - 1].time_ms, perf[i].time_ms) << "find is sorted by time";
+    }
   }
   ref::host_tensor after = y;
   std::vector<uint8_t> bytes(y.byte_size());

@@ -109,7 +109,7 @@ extern "C" TSRP_EXPORT tsrpStatus_t tsrpPluginEntry(const tsrpHostOffer* offer,
   return TSRP_STATUS_INTERNAL_ERROR;
 #else
 #if defined(FAKE_ABI_TOO_NEW)
-  desc->abi_version = offer->host_abi_version + 98;
+  desc->abi_version = 99;
 #elif defined(FAKE_ABI_TOO_OLD)
   desc->abi_version = 0;
 #else

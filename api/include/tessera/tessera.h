@@ -106,7 +106,35 @@ typedef enum {
   TSR_OP_CONVOLUTION_FORWARD = 0,
   TSR_OP_ACTIVATION_FORWARD = 1,
   TSR_OP_ACTIVATION_BACKWARD = 2,
-  TSR_OP_COUNT = 3
+  TSR_OP_CONVOLUTION_BACKWARD_DATA = 3,
+  TSR_OP_CONVOLUTION_BACKWARD_FILTER = 4,
+  TSR_OP_CONVOLUTION_BACKWARD_BIAS = 5,
+  TSR_OP_CONVOLUTION_BIAS_ACTIVATION_FORWARD = 6,
+  TSR_OP_POOLING_FORWARD = 7,
+  TSR_OP_POOLING_BACKWARD = 8,
+  TSR_OP_SOFTMAX_FORWARD = 9,
+  TSR_OP_SOFTMAX_BACKWARD = 10,
+  TSR_OP_LRN_FORWARD = 11,
+  TSR_OP_LRN_BACKWARD = 12,
+  TSR_OP_BATCH_NORM_FORWARD_TRAINING = 13,
+  TSR_OP_BATCH_NORM_FORWARD_INFERENCE = 14,
+  TSR_OP_BATCH_NORM_BACKWARD = 15,
+  TSR_OP_LAYER_NORM_FORWARD = 16,
+  TSR_OP_LAYER_NORM_BACKWARD = 17,
+  TSR_OP_RMS_NORM_FORWARD = 18,
+  TSR_OP_RMS_NORM_BACKWARD = 19,
+  TSR_OP_ADD_TENSOR = 20,
+  TSR_OP_OP_TENSOR = 21,
+  TSR_OP_SCALE_TENSOR = 22,
+  TSR_OP_SET_TENSOR = 23,
+  TSR_OP_TRANSFORM_TENSOR = 24,
+  TSR_OP_REDUCE_TENSOR = 25,
+  TSR_OP_MATMUL = 26,
+  TSR_OP_RNN_FORWARD_INFERENCE = 27,
+  TSR_OP_RNN_FORWARD_TRAINING = 28,
+  TSR_OP_RNN_BACKWARD_DATA = 29,
+  TSR_OP_RNN_BACKWARD_WEIGHTS = 30,
+  TSR_OP_COUNT = 31
 } tsrOperation_t;
 
 typedef enum {
@@ -364,5 +392,13 @@ TSR_API const char* tsrGetOperationName(tsrOperation_t op);
 #ifdef __cplusplus
 }
 #endif
+
+/* The rest of the operation set, one header per family (cuDNN splits cudnn.h the same way). */
+#include "tessera_convolution.h"
+#include "tessera_pooling.h"
+#include "tessera_normalization.h"
+#include "tessera_tensor_ops.h"
+#include "tessera_matmul.h"
+#include "tessera_rnn.h"
 
 #endif /* TESSERA_TESSERA_H */

@@ -20,6 +20,8 @@
  * ABI version history (append a line for every change, never edit an old one):
  *   1  Tessera 0.1: device interface, contexts, kernels for convolution forward and activation
  *      forward/backward.
+ *   2  Tessera 0.2: the whole operation set (TSRP_OP_CONVOLUTION_BACKWARD_DATA .. RNN); v1 plugins
+ *      still load (nothing of v1 changed).
  */
 #ifndef TESSERA_PLUGIN_ABI_H
 #define TESSERA_PLUGIN_ABI_H
@@ -31,7 +33,7 @@
 extern "C" {
 #endif
 
-#define TSRP_ABI_VERSION_CURRENT 1u
+#define TSRP_ABI_VERSION_CURRENT 2u
 #define TSRP_ABI_VERSION_MIN 1u
 
 #define TSRP_ENTRY_POINT_NAME "tsrpPluginEntry"
@@ -70,7 +72,37 @@ typedef enum {
   TSRP_OP_CONVOLUTION_FORWARD = 0, /* tsrpConvolutionProblem, tsrpConvolutionForwardArgs */
   TSRP_OP_ACTIVATION_FORWARD = 1,  /* tsrpActivationProblem, tsrpActivationArgs */
   TSRP_OP_ACTIVATION_BACKWARD = 2, /* tsrpActivationProblem, tsrpActivationArgs */
-  TSRP_OP_COUNT_V1 = 3
+  /* ABI 2: the rest of the operation set. Each family's problem and argument structs are in
+   * the plugin_abi_<family>.h headers included at the end of this file. */
+  TSRP_OP_CONVOLUTION_BACKWARD_DATA = 3,
+  TSRP_OP_CONVOLUTION_BACKWARD_FILTER = 4,
+  TSRP_OP_CONVOLUTION_BACKWARD_BIAS = 5,
+  TSRP_OP_CONVOLUTION_BIAS_ACTIVATION_FORWARD = 6,
+  TSRP_OP_POOLING_FORWARD = 7,
+  TSRP_OP_POOLING_BACKWARD = 8,
+  TSRP_OP_SOFTMAX_FORWARD = 9,
+  TSRP_OP_SOFTMAX_BACKWARD = 10,
+  TSRP_OP_LRN_FORWARD = 11,
+  TSRP_OP_LRN_BACKWARD = 12,
+  TSRP_OP_BATCH_NORM_FORWARD_TRAINING = 13,
+  TSRP_OP_BATCH_NORM_FORWARD_INFERENCE = 14,
+  TSRP_OP_BATCH_NORM_BACKWARD = 15,
+  TSRP_OP_LAYER_NORM_FORWARD = 16,
+  TSRP_OP_LAYER_NORM_BACKWARD = 17,
+  TSRP_OP_RMS_NORM_FORWARD = 18,
+  TSRP_OP_RMS_NORM_BACKWARD = 19,
+  TSRP_OP_ADD_TENSOR = 20,
+  TSRP_OP_OP_TENSOR = 21,
+  TSRP_OP_SCALE_TENSOR = 22,
+  TSRP_OP_SET_TENSOR = 23,
+  TSRP_OP_TRANSFORM_TENSOR = 24,
+  TSRP_OP_REDUCE_TENSOR = 25,
+  TSRP_OP_MATMUL = 26,
+  TSRP_OP_RNN_FORWARD_INFERENCE = 27,
+  TSRP_OP_RNN_FORWARD_TRAINING = 28,
+  TSRP_OP_RNN_BACKWARD_DATA = 29,
+  TSRP_OP_RNN_BACKWARD_WEIGHTS = 30,
+  TSRP_OP_COUNT = 31 /* operations this header knows; kernels of others are skipped */
 } tsrpOperation_t;
 
 /* Values match tsrActivationMode_t. */
@@ -249,5 +281,13 @@ typedef tsrpStatus_t (*tsrpPluginEntryFn)(const tsrpHostOffer* offer, tsrpPlugin
 #ifdef __cplusplus
 }
 #endif
+
+/* ABI 2 operation families (each header is self-contained C, included only from here). */
+#include "plugin_abi_convolution.h"
+#include "plugin_abi_pooling.h"
+#include "plugin_abi_normalization.h"
+#include "plugin_abi_tensor_ops.h"
+#include "plugin_abi_matmul.h"
+#include "plugin_abi_rnn.h"
 
 #endif /* TESSERA_PLUGIN_ABI_H */
