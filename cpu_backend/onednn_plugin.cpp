@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
+#include <vector>
 #include <cstring>
 #include <string>
 
@@ -28,9 +29,13 @@ const std::string& plugin_version() {
   return version;
 }
 
-const std::array<tsrpKernel, 3>& kernel_table() {
-  static const std::array<tsrpKernel, 3> kernels = {
-      convolution_forward_kernel(), activation_forward_kernel(), activation_backward_kernel()};
+// One line per kernel, best first within an operation (selection takes the first that can run).
+const std::vector<tsrpKernel>& kernel_table() {
+  static const std::vector<tsrpKernel> kernels = {
+      convolution_forward_kernel(),
+      activation_forward_kernel(),
+      activation_backward_kernel(),
+  };
   return kernels;
 }
 

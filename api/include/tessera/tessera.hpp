@@ -240,4 +240,12 @@ inline int device_count(tsrDeviceKind_t kind) {
 
 }  // namespace tessera
 
+// C++ wrappers of the operation families, one header each (as tessera.h includes its families).
+#include <tessera/tessera_convolution.hpp>
+#include <tessera/tessera_pooling.hpp>
+#include <tessera/tessera_normalization.hpp>
+#include <tessera/tessera_tensor_ops.hpp>
+#include <tessera/tessera_matmul.hpp>
+#include <tessera/tessera_rnn.hpp>
+
 #endif  // TESSERA_TESSERA_HPP
