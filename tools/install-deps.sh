@@ -15,7 +15,7 @@ ONEDNN_PKG_VERSION=2023.2.0
 
 need_apt=()
 for pkg in build-essential cmake ninja-build libboost-dev libspdlog-dev libgtest-dev libgmock-dev \
-           libbenchmark-dev libsqlite3-dev python3-pip unzip; do
+           libbenchmark-dev libsqlite3-dev python3-pip unzip pkg-config; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
