@@ -18,6 +18,10 @@ grep -E "cuda|devices" "$out/tessera-info.txt" | head -8
 
 for t in "$c"/bin/tessera_*test*; do
   name=$(basename "$t")
+  case "$name" in
+    # Host-only logic that finds its helpers by build-tree paths; CI runs them.
+    tessera_abi_compat_test|tessera_tuning_db_test|tessera_tuning_db_worker) continue ;;
+  esac
   envs=()
   case "$name" in
     tessera_plugin_loading_test) envs=(TESSERA_PLUGIN_PATH="$PWD/$c/tests/fake_plugins") ;;

@@ -21,6 +21,12 @@ cp -a "$build"/bin/* "$carry/bin/"
 cp -a "$build"/lib/libtessera.so* "$carry/lib/"
 cp -a "$build"/lib/tessera/plugins/libtessera-cuda.so "$carry/lib/tessera/plugins/" 2>/dev/null || true
 cp -a "$build"/tests/fake_plugins/*.so "$carry/tests/fake_plugins/"
+mkdir -p "$carry/tests/abi_compat"
+cp -a "$build"/tests/abi_compat/*.so "$carry/tests/abi_compat/" 2>/dev/null || true
+# Debian libraries libtessera needs that the GPU machine's image may lack.
+for lib in $(ldd "$build/lib/libtessera.so" | awk '/libsqlite3/ {print $3}'); do
+  cp -L "$lib" "$carry/lib/"
+done
 cp -a tools/suites "$carry/suites" 2>/dev/null || true
 if [ -d "$root/../shared/anchors" ]; then cp -a "$root/../shared/anchors/." "$carry/anchors/"; fi
 chmod -R u+w "$carry"
