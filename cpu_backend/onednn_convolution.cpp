@@ -1,4 +1,6 @@
-// Kernel "conv_fwd": y = alpha * conv(x, w) + beta * y on oneDNN's forward convolution.
+// Kernel "conv_fwd": y = alpha * conv(x, w) + beta * y on oneDNN's forward convolution, and
+// its int8 form y = saturate(round(alpha * scale[k] * conv(x, w) + beta * y)) with the output
+// scales as oneDNN's runtime weights scales.
 //
 // A plan is chosen among these candidates, first one that oneDNN implements with something other
 // than its reference code (else the first one implemented at all):
@@ -12,6 +14,7 @@
 // Staged outputs are written back by a reorder that also applies alpha/beta (onednn_reorder_step).
 #include "onednn_abi_struct.hpp"
 #include "onednn_context.hpp"
+#include "onednn_convolution_shared.hpp"
 #include "onednn_errors.hpp"
 #include "onednn_kernels.hpp"
 #include "onednn_log.hpp"
@@ -35,7 +38,9 @@ using dt = dnnl::memory::data_type;
 
 constexpr const char* kernel_name = "conv_fwd";
 
-std::string check_problem(const tsrpConvolutionProblem& p) {
+}  // namespace
+
+std::string check_convolution_geometry(const tsrpConvolutionProblem& p) {
   const int sd = p.spatial_dims;
   if (sd < 1 || sd > TSRP_MAX_SPATIAL_DIMS)
     return "spatial_dims " + std::to_string(sd) + " (oneDNN convolution supports 1 to 3)";
@@ -52,19 +57,6 @@ std::string check_problem(const tsrpConvolutionProblem& p) {
            "cross-correlation";
   if (p.mode != TSRP_CROSS_CORRELATION)
     return "unknown convolution mode " + std::to_string(p.mode);
-  for (const auto& [t, name] : tensors) {
-    if (t->data_type == TSRP_DATA_INT8)
-      return "int8 convolution is not supported by the oneDNN plugin yet";
-    if (!is_floating_data_type(t->data_type))
-      return std::string(data_type_name(t->data_type)) + " tensor " + name +
-             ": the oneDNN convolution supports f32, f16 and bf16";
-  }
-  if (p.x.data_type != p.w.data_type || p.x.data_type != p.y.data_type)
-    return std::string("x, w and y must have one data type (got ") + data_type_name(p.x.data_type) +
-           ", " + data_type_name(p.w.data_type) + ", " + data_type_name(p.y.data_type) + ")";
-  if (p.compute_type != TSRP_DATA_FLOAT)
-    return std::string("compute type ") + data_type_name(p.compute_type) +
-           ": oneDNN convolutions accumulate in f32 (use compute type float)";
   if (p.groups < 1) return "groups must be at least 1";
   if (p.x.dims[1] != p.w.dims[1] * p.groups)
     return "x has " + std::to_string(p.x.dims[1]) + " channels, expected w's C/groups (" +
@@ -89,13 +81,74 @@ std::string check_problem(const tsrpConvolutionProblem& p) {
   return {};
 }
 
-cache_key problem_key(const tsrpConvolutionProblem& p) {
-  cache_key key(kernel_name);
+convolution_geometry make_convolution_geometry(const tsrpConvolutionProblem& p) {
+  const int sd = p.spatial_dims;
+  convolution_geometry g{dnnl::memory::dims(sd), dnnl::memory::dims(sd), dnnl::memory::dims(sd),
+                         dnnl::memory::dims(sd)};
+  for (int i = 0; i < sd; ++i) {
+    g.strides[i] = p.stride[i];
+    g.dilation[i] = p.dilation[i] - 1;  // cuDNN's 1 = none is oneDNN's 0 = none
+    g.pad_l[i] = p.pad_before[i];
+    g.pad_r[i] = p.pad_after[i];
+  }
+  return g;
+}
+
+void add_convolution_key(cache_key& key, const tsrpConvolutionProblem& p) {
   key.add(p.x).add(p.w).add(p.y);
   key.add(int64_t{p.spatial_dims}).add(int64_t{p.mode}).add(int64_t{p.compute_type});
   key.add(int64_t{p.math_mode}).add(p.groups);
   for (int i = 0; i < TSRP_MAX_SPATIAL_DIMS; ++i)
     key.add(p.pad_before[i]).add(p.pad_after[i]).add(p.stride[i]).add(p.dilation[i]);
+  key.add(int64_t{p.output_scale_count});
+}
+
+namespace {
+
+bool is_int8_problem(const tsrpConvolutionProblem& p) {
+  return p.x.data_type == TSRP_DATA_INT8 || p.w.data_type == TSRP_DATA_INT8;
+}
+
+// Geometry, then the data types: one floating type for all three, or int8 (s8 x and w, s32
+// accumulation, s8/s32/f32 y, 0, 1 or K output scales).
+std::string check_problem(const tsrpConvolutionProblem& p) {
+  std::string reason = check_convolution_geometry(p);
+  if (!reason.empty()) return reason;
+  if (is_int8_problem(p)) {
+    if (p.x.data_type != TSRP_DATA_INT8 || p.w.data_type != TSRP_DATA_INT8)
+      return std::string("int8 convolution needs s8 x and w (got ") +
+             data_type_name(p.x.data_type) + ", " + data_type_name(p.w.data_type) + ")";
+    if (p.y.data_type != TSRP_DATA_INT8 && p.y.data_type != TSRP_DATA_INT32 &&
+        p.y.data_type != TSRP_DATA_FLOAT)
+      return std::string("int8 convolution writes s8, s32 or f32 y, not ") +
+             data_type_name(p.y.data_type);
+    if (p.compute_type != TSRP_DATA_INT32)
+      return std::string("compute type ") + data_type_name(p.compute_type) +
+             ": int8 convolutions accumulate in s32 (use compute type int32)";
+    if (p.output_scale_count != 0 && p.output_scale_count != 1 &&
+        p.output_scale_count != p.y.dims[1])
+      return "output_scale_count " + std::to_string(p.output_scale_count) +
+             ", expected 0, 1 or K = " + std::to_string(p.y.dims[1]);
+    return {};
+  }
+  const std::pair<const tsrpTensor*, const char*> tensors[] = {{&p.x, "x"}, {&p.w, "w"}, {&p.y, "y"}};
+  for (const auto& [t, name] : tensors)
+    if (!is_floating_data_type(t->data_type))
+      return std::string(data_type_name(t->data_type)) + " tensor " + name +
+             ": the oneDNN convolution supports f32, f16 and bf16 (and s8 x and w)";
+  if (p.x.data_type != p.w.data_type || p.x.data_type != p.y.data_type)
+    return std::string("x, w and y must have one data type (got ") + data_type_name(p.x.data_type) +
+           ", " + data_type_name(p.w.data_type) + ", " + data_type_name(p.y.data_type) + ")";
+  if (p.compute_type != TSRP_DATA_FLOAT)
+    return std::string("compute type ") + data_type_name(p.compute_type) +
+           ": oneDNN convolutions accumulate in f32 (use compute type float)";
+  if (p.output_scale_count != 0) return "output scales are for int8 convolutions only";
+  return {};
+}
+
+cache_key problem_key(const tsrpConvolutionProblem& p) {
+  cache_key key(kernel_name);
+  add_convolution_key(key, p);
   return key;
 }
 
@@ -107,12 +160,14 @@ struct conv_plan final : cached_entry {
   std::optional<reorder_step> src_in, weights_in, dst_out;
   size_t src_offset = 0, weights_offset = 0, dst_offset = 0, scratchpad_offset = 0;
   size_t workspace_bytes = 0;
+  int64_t output_scale_count = 0;  // int8: how many weights scales the primitive takes
   std::string description;
 };
 
 struct candidate {
   bool exact_src, exact_weights, exact_dst;
-  dt compute;
+  dt compute;  // of src and weights (and of a staged dst, for floating problems)
+  dt staged_dst;
 };
 
 // Throws dnnl::error when oneDNN does not implement the candidate.
@@ -120,15 +175,22 @@ std::shared_ptr<conv_plan> try_candidate(const dnnl::engine& engine,
                                          const tsrpConvolutionProblem& p, const candidate& c,
                                          float alpha, float beta) {
   auto plan = std::make_shared<conv_plan>();
+  plan->output_scale_count = p.output_scale_count;
   plan->user_x = make_memory_desc(p.x);
   plan->user_w = make_weights_desc(p.w, p.groups);
   plan->user_y = make_memory_desc(p.y);
   const auto src_md = c.exact_src ? plan->user_x : make_any_desc(p.x, c.compute);
   const auto weights_md =
       c.exact_weights ? plan->user_w : make_weights_any_desc(p.w, p.groups, c.compute);
-  const auto dst_md = c.exact_dst ? plan->user_y : make_any_desc(p.y, c.compute);
+  const auto dst_md = c.exact_dst ? plan->user_y : make_any_desc(p.y, c.staged_dst);
 
   dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (p.output_scale_count > 0) {
+    // int8: scale[k] multiplies the s32 accumulator before the post-ops (oneDNN's weights
+    // scales; mask over the output-channel dim, which is dim 0, or dims 0 and 1 when grouped).
+    const int mask = p.output_scale_count == 1 ? 0 : p.groups > 1 ? 0x3 : 0x1;
+    attr.set_scales_mask(DNNL_ARG_WEIGHTS, mask);
+  }
   if (c.exact_dst) {
     // conv -> linear(alpha) -> sum(beta) is alpha*conv + beta*y, all in f32 before the one
     // rounding to y's type. The sum is left out for beta == 0 so that y is never read then.
@@ -137,17 +199,10 @@ std::shared_ptr<conv_plan> try_candidate(const dnnl::engine& engine,
     if (beta != 0.0f) ops.append_sum(beta);
     attr.set_post_ops(ops);
   }
-  const int sd = p.spatial_dims;
-  dnnl::memory::dims strides(sd), dilation(sd), pad_l(sd), pad_r(sd);
-  for (int i = 0; i < sd; ++i) {
-    strides[i] = p.stride[i];
-    dilation[i] = p.dilation[i] - 1;  // cuDNN's 1 = none is oneDNN's 0 = none
-    pad_l[i] = p.pad_before[i];
-    pad_r[i] = p.pad_after[i];
-  }
+  const convolution_geometry g = make_convolution_geometry(p);
   plan->conv_pd = dnnl::convolution_forward::primitive_desc(
       engine, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-      weights_md, dst_md, strides, dilation, pad_l, pad_r, attr);
+      weights_md, dst_md, g.strides, g.dilation, g.pad_l, g.pad_r, attr);
 
   workspace_layout layout;
   size_t scratchpad = scratchpad_bytes(plan->conv_pd);
@@ -170,7 +225,9 @@ std::shared_ptr<conv_plan> try_candidate(const dnnl::engine& engine,
   plan->scratchpad_offset = layout.reserve(scratchpad);
   plan->workspace_bytes = layout.required_bytes();
 
-  const auto type_name = [](dt t) { return t == dt::f32 ? "f32" : t == dt::bf16 ? "bf16" : "f16"; };
+  const auto type_name = [](dt t) {
+    return t == dt::f32 ? "f32" : t == dt::bf16 ? "bf16" : t == dt::s8 ? "s8" : "f16";
+  };
   plan->description = std::string("conv=") + plan->conv_pd.impl_info_str() + " (data " +
                       data_type_name(p.x.data_type) + ", compute " + type_name(c.compute) +
                       (c.exact_src && c.exact_weights && c.exact_dst ? ", user layouts" : "") + ")";
@@ -187,8 +244,14 @@ std::shared_ptr<conv_plan> choose_plan(const dnnl::engine& engine,
                                        const tsrpConvolutionProblem& p, float alpha, float beta) {
   const dt io = *to_dnnl_data_type(p.x.data_type);
   std::vector<candidate> candidates = {
-      {true, true, true, io}, {true, false, true, io}, {false, false, false, io}};
-  if (io != dt::f32) candidates.push_back({false, false, false, dt::f32});
+      {true, true, true, io, io}, {true, false, true, io, io}, {false, false, false, io, io}};
+  if (is_int8_problem(p)) {
+    // A staged int8 dst is kept in f32 so that alpha/beta and the rounding to y's type happen
+    // once, in the final reorder (an s8 staging buffer would round twice).
+    candidates.back().staged_dst = dt::f32;
+  } else if (io != dt::f32) {
+    candidates.push_back({false, false, false, dt::f32, dt::f32});
+  }
   std::shared_ptr<conv_plan> reference_plan;
   std::string last_error;
   for (const candidate& c : candidates) {
@@ -300,6 +363,10 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionForwardAr
 
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (plan.output_scale_count > 0)
+    args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
+                 dnnl::memory({{plan.output_scale_count}, dt::f32, {1}}, engine,
+                              const_cast<float*>(a.output_scales)));
   if (scratchpad_bytes(plan.conv_pd) > 0)
     args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(plan.conv_pd.scratchpad_desc(), engine, scratchpad));
   plan.conv.execute(stream, args);
@@ -319,6 +386,9 @@ tsrpStatus_t run(void* /*user_data*/, void* handle, const void* problem, const v
     if (!reason.empty()) throw_not_supported("conv_fwd cannot run this problem: " + reason);
     if (element_count(p.y) == 0) return TSRP_STATUS_SUCCESS;
     if (a.x == nullptr || a.w == nullptr || a.y == nullptr) throw_bad_param("conv_fwd: null x, w or y");
+    if (p.output_scale_count > 0 && a.output_scales == nullptr)
+      throw_bad_param("conv_fwd: output_scale_count is " + std::to_string(p.output_scale_count) +
+                      " but output_scales is null");
 
     context& ctx = as_context(handle);
     cache_key key = problem_key(p);
@@ -346,8 +416,9 @@ const tsrpKernel g_kernel = {
     "applied in f32 before one rounding to y's type. Layouts that no fast oneDNN implementation "
     "takes directly are reordered through the workspace. fp16: where oneDNN has no f16 "
     "convolution (CPUs without AVX512-FP16), x and w are converted to f32 in the workspace, "
-    "convolved in f32 and the result rounded once to f16. Deterministic for a given machine and "
-    "thread count.",
+    "convolved in f32 and the result rounded once to f16. int8: s8 x and w accumulate exactly "
+    "in s32; alpha * scale[k] * acc + beta * y in f32, rounded half to even and saturated once. "
+    "Deterministic for a given machine and thread count.",
     nullptr,
     can_implement,
     workspace_size,

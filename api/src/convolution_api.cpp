@@ -1,4 +1,5 @@
 // Convolution forward: descriptor, shape inference, validation, get/find, workspace, dispatch.
+#include "convolution_problem.hpp"
 #include "dispatch.hpp"
 #include "error_state.hpp"
 #include "problem_text.hpp"
@@ -11,9 +12,9 @@
 
 using namespace tessera::api;
 
-namespace {
+namespace tessera::api {
 
-tsrStatus_t check_conv(const char* fn, tsrConvolutionDescriptor_t conv) {
+tsrStatus_t check_convolution_desc(const char* fn, tsrConvolutionDescriptor_t conv) {
   if (!conv) return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER, std::string(fn) + ": conv is NULL");
   if (!conv->is_set)
     return fail(TSR_STATUS_BAD_PARAM_NOT_INITIALIZED,
@@ -21,31 +22,41 @@ tsrStatus_t check_conv(const char* fn, tsrConvolutionDescriptor_t conv) {
   return TSR_STATUS_SUCCESS;
 }
 
+}  // namespace tessera::api
+
+namespace {
+
+tsrStatus_t check_conv(const char* fn, tsrConvolutionDescriptor_t conv) {
+  return check_convolution_desc(fn, conv);
+}
+
 // Output dims of x (*) w under conv, after checking that x and w agree with conv and each other.
 tsrStatus_t infer_output(const char* fn, const tsrConvolutionStruct& conv, const tsrpTensor& x,
-                         const tsrpTensor& w, tsrpTensor* y_shape) {
+                         const tsrpTensor& w, tsrpTensor* y_shape,
+                         const convolution_names& names = convolution_names{}) {
+  const std::string x_name = names.x, w_name = names.w;
   const int nd = conv.spatial_dims + 2;
   if (x.ndims != nd)
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": x_desc has " + std::to_string(x.ndims) + " dims, expected " +
+                std::string(fn) + ": " + x_name + " has " + std::to_string(x.ndims) + " dims, expected " +
                     std::to_string(nd) + " (N, C and " + std::to_string(conv.spatial_dims) +
                     " spatial dims, as conv says)");
   if (w.ndims != nd)
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": w_desc has " + std::to_string(w.ndims) + " dims, expected " +
+                std::string(fn) + ": " + w_name + " has " + std::to_string(w.ndims) + " dims, expected " +
                     std::to_string(nd) + " (K, C/groups and " + std::to_string(conv.spatial_dims) +
                     " spatial dims)");
   if (x.dims[1] % conv.groups != 0)
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": x_desc has " + std::to_string(x.dims[1]) +
+                std::string(fn) + ": " + x_name + " has " + std::to_string(x.dims[1]) +
                     " channels, not divisible by groups = " + std::to_string(conv.groups));
   if (w.dims[0] % conv.groups != 0)
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": w_desc has " + std::to_string(w.dims[0]) +
+                std::string(fn) + ": " + w_name + " has " + std::to_string(w.dims[0]) +
                     " output channels, not divisible by groups = " + std::to_string(conv.groups));
   if (w.dims[1] != x.dims[1] / conv.groups)
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": w_desc has " + std::to_string(w.dims[1]) +
+                std::string(fn) + ": " + w_name + " has " + std::to_string(w.dims[1]) +
                     " input channels per group, expected C/groups = " +
                     std::to_string(x.dims[1] / conv.groups));
   tsrpTensor y{};
@@ -67,29 +78,69 @@ tsrStatus_t infer_output(const char* fn, const tsrConvolutionStruct& conv, const
   return TSR_STATUS_SUCCESS;
 }
 
-// Checks the three tensors and builds the problem.
-tsrStatus_t build_problem(const char* fn, tsrContext& h, tsrTensorDescriptor_t x_desc,
-                          tsrTensorDescriptor_t w_desc, tsrConvolutionDescriptor_t conv,
-                          tsrTensorDescriptor_t y_desc, tsrpConvolutionProblem* problem) {
-  if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "w_desc", w_desc)) return s;
+bool is_floating(int32_t t) {
+  return t == TSR_DATA_FLOAT || t == TSR_DATA_HALF || t == TSR_DATA_BFLOAT16;
+}
+
+}  // namespace
+
+namespace tessera::api {
+
+tsrStatus_t build_convolution_problem(const char* fn, tsrContext& h, tsrTensorDescriptor_t x_desc,
+                                      tsrTensorDescriptor_t w_desc, tsrConvolutionDescriptor_t conv,
+                                      tsrTensorDescriptor_t y_desc, const convolution_names& names,
+                                      convolution_types types, tsrpConvolutionProblem* problem) {
+  if (tsrStatus_t s = check_tensor(fn, names.x, x_desc)) return s;
+  if (tsrStatus_t s = check_tensor(fn, names.w, w_desc)) return s;
   if (tsrStatus_t s = check_conv(fn, conv)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
+  if (tsrStatus_t s = check_tensor(fn, names.y, y_desc)) return s;
   const tsrpTensor& x = x_desc->tensor;
   const tsrpTensor& w = w_desc->tensor;
   const tsrpTensor& y = y_desc->tensor;
   tsrpTensor expected{};
-  if (tsrStatus_t s = infer_output(fn, *conv, x, w, &expected)) return s;
-  if (tsrStatus_t s = check_same_shape(fn, "the convolution's output", expected, "y_desc", y, false))
+  if (tsrStatus_t s = infer_output(fn, *conv, x, w, &expected, names)) return s;
+  const std::string forward_output =
+      std::string("the convolution's output ") + names.x + " (*) " + names.w;
+  if (tsrStatus_t s = check_same_shape(fn, forward_output.c_str(), expected, names.y, y, false))
     return s;
-  if (w.data_type != x.data_type)
+  if (types == convolution_types::int8_quantized) {
+    if (x.data_type != TSR_DATA_INT8)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": " + names.x + " has data type " +
+                      data_type_name(x.data_type) + ", expected s8");
+    if (w.data_type != TSR_DATA_INT8)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": " + names.w + " has data type " +
+                      data_type_name(w.data_type) + ", expected s8");
+  } else {
+    if (types == convolution_types::floating && !is_floating(x.data_type))
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": " + names.x + " has data type " +
+                      data_type_name(x.data_type) + ", expected f32, f16 or bf16");
+    if (w.data_type != x.data_type)
+      return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
+                  std::string(fn) + ": " + names.w + " has data type " +
+                      data_type_name(w.data_type) + ", expected " + names.x + "'s " +
+                      data_type_name(x.data_type));
+  }
+  // int8 inputs (from either entry point) accumulate in s32 and may widen the output.
+  if (x.data_type == TSR_DATA_INT8 && w.data_type == TSR_DATA_INT8 &&
+      types != convolution_types::floating) {
+    if (y.data_type != TSR_DATA_INT8 && y.data_type != TSR_DATA_INT32 &&
+        y.data_type != TSR_DATA_FLOAT)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": " + names.y + " has data type " +
+                      data_type_name(y.data_type) + ", expected s8, s32 or f32 for int8 inputs");
+    if (conv->compute_type != TSR_DATA_INT32)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": conv has compute_type " +
+                      data_type_name(conv->compute_type) + ", expected s32 for int8 inputs");
+  } else if (y.data_type != x.data_type) {
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": w_desc has data type " + data_type_name(w.data_type) +
-                    ", expected x_desc's " + data_type_name(x.data_type));
-  if (y.data_type != x.data_type)
-    return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
-                std::string(fn) + ": y_desc has data type " + data_type_name(y.data_type) +
-                    ", expected x_desc's " + data_type_name(x.data_type));
+                std::string(fn) + ": " + names.y + " has data type " +
+                    data_type_name(y.data_type) + ", expected " + names.x + "'s " +
+                    data_type_name(x.data_type));
+  }
   *problem = tsrpConvolutionProblem{};
   problem->struct_size = sizeof(*problem);
   problem->x = x;
@@ -107,6 +158,17 @@ tsrStatus_t build_problem(const char* fn, tsrContext& h, tsrTensorDescriptor_t x
     problem->dilation[i] = i < conv->spatial_dims ? conv->dilation[i] : 1;
   }
   return TSR_STATUS_SUCCESS;
+}
+
+}  // namespace tessera::api
+
+namespace {
+
+tsrStatus_t build_problem(const char* fn, tsrContext& h, tsrTensorDescriptor_t x_desc,
+                          tsrTensorDescriptor_t w_desc, tsrConvolutionDescriptor_t conv,
+                          tsrTensorDescriptor_t y_desc, tsrpConvolutionProblem* problem) {
+  return build_convolution_problem(fn, h, x_desc, w_desc, conv, y_desc, convolution_names{},
+                                   convolution_types::same, problem);
 }
 
 call_description describe(const void* problem, const tsrContext& h, const std::string& backend) {
@@ -363,6 +425,98 @@ TSR_API tsrStatus_t tsrConvolutionForward(tsrHandle_t handle, float alpha,
     args.y = y;
     args.alpha = alpha;
     args.beta = beta;
+    operation_call call;
+    call.function = fn;
+    call.op = TSR_OP_CONVOLUTION_FORWARD;
+    call.problem = &problem;
+    call.args = &args;
+    call.algo = algo;
+    call.workspace = workspace;
+    call.workspace_size = workspace_size;
+    call.describe = describe;
+    return dispatch(*handle, call);
+  });
+}
+
+}  // extern "C"
+
+// ---- int8: the forward operation with s8 inputs and output scales --------------------------
+
+namespace {
+
+tsrStatus_t build_quantized_problem(const char* fn, tsrContext& h, tsrTensorDescriptor_t x_desc,
+                                    tsrTensorDescriptor_t w_desc, tsrConvolutionDescriptor_t conv,
+                                    int scale_count, tsrTensorDescriptor_t y_desc,
+                                    tsrpConvolutionProblem* problem) {
+  if (tsrStatus_t s = build_convolution_problem(fn, h, x_desc, w_desc, conv, y_desc,
+                                                convolution_names{},
+                                                convolution_types::int8_quantized, problem))
+    return s;
+  const int64_t k = problem->y.dims[1];
+  if (scale_count != 1 && scale_count != k)
+    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                std::string(fn) + ": scale_count is " + std::to_string(scale_count) +
+                    ", expected 1 (per tensor) or " + std::to_string(k) +
+                    " (per output channel of y_desc)");
+  problem->output_scale_count = scale_count;
+  return TSR_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+TSR_API tsrStatus_t tsrGetConvolutionForwardQuantizedWorkspaceSize(
+    tsrHandle_t handle, tsrTensorDescriptor_t x_desc, tsrTensorDescriptor_t w_desc,
+    tsrConvolutionDescriptor_t conv, int scale_count, tsrTensorDescriptor_t y_desc,
+    tsrAlgo_t algo, size_t* bytes) {
+  const char* fn = "tsrGetConvolutionForwardQuantizedWorkspaceSize";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    tsrpConvolutionProblem problem;
+    if (tsrStatus_t s = build_quantized_problem(fn, *handle, x_desc, w_desc, conv, scale_count,
+                                                y_desc, &problem))
+      return s;
+    return query_workspace(*handle, fn, TSR_OP_CONVOLUTION_FORWARD, &problem, algo, bytes);
+  });
+}
+
+TSR_API tsrStatus_t tsrConvolutionForwardQuantized(
+    tsrHandle_t handle, float alpha, tsrTensorDescriptor_t x_desc, const void* x,
+    tsrTensorDescriptor_t w_desc, const void* w, tsrConvolutionDescriptor_t conv,
+    int scale_count, const float scales[], tsrAlgo_t algo, void* workspace,
+    size_t workspace_size, float beta, tsrTensorDescriptor_t y_desc, void* y) {
+  const char* fn = "tsrConvolutionForwardQuantized";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    tsrpConvolutionProblem problem;
+    if (tsrStatus_t s = build_quantized_problem(fn, *handle, x_desc, w_desc, conv, scale_count,
+                                                y_desc, &problem))
+      return s;
+    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "w", w)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "scales", scales)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
+    for (int i = 0; i < scale_count; ++i)
+      if (!std::isfinite(scales[i]))
+        return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                    std::string(fn) + ": scales[" + std::to_string(i) + "] is not finite");
+    if (!std::isfinite(alpha))
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": alpha is not finite");
+    if (!std::isfinite(beta))
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": beta is not finite");
+    if (workspace_size > 0 && !workspace)
+      return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER,
+                  std::string(fn) + ": workspace is NULL but workspace_size is " +
+                      std::to_string(workspace_size));
+    tsrpConvolutionForwardArgs args{};
+    args.struct_size = sizeof(args);
+    args.x = x;
+    args.w = w;
+    args.y = y;
+    args.alpha = alpha;
+    args.beta = beta;
+    args.output_scales = scales;
     operation_call call;
     call.function = fn;
     call.op = TSR_OP_CONVOLUTION_FORWARD;

@@ -152,6 +152,12 @@ typedef enum {
 
 typedef enum { TSR_CROSS_CORRELATION = 0, TSR_CONVOLUTION = 1 } tsrConvolutionMode_t;
 
+/* Whether NaN inputs propagate (pooling, op-tensor min/max, reductions), as cuDNN's. */
+#ifndef TSR_NAN_PROPAGATION_DEFINED
+#define TSR_NAN_PROPAGATION_DEFINED
+typedef enum { TSR_NOT_PROPAGATE_NAN = 0, TSR_PROPAGATE_NAN = 1 } tsrNanPropagation_t;
+#endif
+
 typedef enum {
   TSR_MATH_DEFAULT = 0,   /* exact arithmetic of the compute type */
   TSR_MATH_TENSOR_OP = 1, /* tensor cores allowed for fp16/bf16 */

@@ -119,6 +119,12 @@ typedef enum {
   TSRP_ACTIVATION_SWISH = 9 /* x * sigmoid(coef * x); coef 1 is silu */
 } tsrpActivationMode_t;
 
+/* Values match tsrNanPropagation_t (and cudnnNanPropagation_t). Shared by several families. */
+#ifndef TSRP_NAN_PROPAGATION_DEFINED
+#define TSRP_NAN_PROPAGATION_DEFINED
+typedef enum { TSRP_NOT_PROPAGATE_NAN = 0, TSRP_PROPAGATE_NAN = 1 } tsrpNanPropagation_t;
+#endif
+
 /* Values match tsrConvolutionMode_t. */
 typedef enum { TSRP_CROSS_CORRELATION = 0, TSRP_CONVOLUTION = 1 } tsrpConvolutionMode_t;
 
@@ -157,6 +163,11 @@ typedef struct {
   int64_t pad_after[TSRP_MAX_SPATIAL_DIMS];
   int64_t stride[TSRP_MAX_SPATIAL_DIMS];
   int64_t dilation[TSRP_MAX_SPATIAL_DIMS];
+  /* ABI 2, int8 (x and w s8, compute type s32, y s8, s32 or f32): how many output scales
+   * args.output_scales holds: 1 (per tensor) or K (per output channel); 0 means no scales
+   * (scale 1). Must be 0 for floating problems. */
+  int32_t output_scale_count;
+  int32_t reserved_int8; /* 0 */
 } tsrpConvolutionProblem;
 
 /* y = alpha * conv(x, w) + beta * y. When beta is 0, y is not read (it may hold NaN). */
@@ -167,6 +178,10 @@ typedef struct {
   void* y;
   float alpha;
   float beta;
+  /* ABI 2, int8: problem.output_scale_count floats in host memory, read during the call.
+   * y = saturate(round_half_even(alpha * scale[k] * acc + beta * y)) with acc the exact int32
+   * sum of x * w (for f32 y: no rounding nor saturation beyond f32's). */
+  const float* output_scales;
 } tsrpConvolutionForwardArgs;
 
 /* Activation: forward uses x and y; backward uses x, y, dy and dx (all four have the same dims;

@@ -1,0 +1,158 @@
+// The lifecycle every tensor-operation kernel (add/op/scale/set/transform/reduce tensor) shares,
+// written once: can_implement and workspace_size answer from a process-wide cache of queries,
+// run builds (or finds) a plan in the context's primitive cache and executes it. A kernel file
+// supplies a Traits class:
+//
+//   struct traits {
+//     using problem = tsrp...Problem;  using args = tsrp...Args;  using plan = ...;  // plan
+//                                                    // derives from tensor_op_plan
+//     static constexpr const char* name = "...";
+//     static std::string check(const problem&);      // empty: implementable, else why not
+//     static bool empty(const problem&);             // nothing to do (a zero-sized output)
+//     static cache_key key(const problem&);
+//     static void add_args(cache_key&, const args&); // the scalars a plan is built for
+//     static std::vector<args> shapes();             // scalar shapes whose plans differ
+//     static std::string check_args(const problem&, const args&);  // null pointers, sizes
+//     static std::shared_ptr<plan> build(const dnnl::engine&, const problem&, const args&);
+//                                                    // throws plugin_error(NOT_SUPPORTED)
+//     static void instantiate(plan&);
+//     static void execute(const plan&, context&, const problem&, const args&, void* workspace);
+//   };
+#pragma once
+
+#include "onednn_abi_struct.hpp"
+#include "onednn_context.hpp"
+#include "onednn_errors.hpp"
+#include "onednn_log.hpp"
+#include "onednn_primitive_cache.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+namespace tessera::onednn {
+
+struct tensor_op_plan : cached_entry {
+  size_t workspace_bytes = 0;
+  std::string description;  // implementations chosen (impl_info_str), logged at debug level
+};
+
+template <class Traits>
+class tensor_op_kernel {
+ public:
+  using problem_t = typename Traits::problem;
+  using args_t = typename Traits::args;
+  using plan_t = typename Traits::plan;
+
+  static tsrpKernel make(int32_t operation, uint32_t flags, const char* notes) {
+    return tsrpKernel{sizeof(tsrpKernel), Traits::name, operation, flags, notes, nullptr,
+                      can_implement, workspace_size, run};
+  }
+
+ private:
+  struct answer final : cached_entry {
+    std::string reason;  // empty: implementable
+    size_t workspace_bytes = 0;
+  };
+
+  // Independent of the scalars: the workspace is the largest over the scalar shapes.
+  static std::shared_ptr<const answer> query(const problem_t& p) {
+    static shared_cache answers;
+    return answers.get_or_create<answer>(Traits::key(p).str(), [&] {
+      auto q = std::make_shared<answer>();
+      q->reason = Traits::check(p);
+      if (!q->reason.empty() || Traits::empty(p)) return q;
+      for (const args_t& shape : Traits::shapes()) {
+        try {
+          q->workspace_bytes =
+              std::max(q->workspace_bytes, Traits::build(query_engine(), p, shape)->workspace_bytes);
+        } catch (const plugin_error& e) {
+          if (e.status() != TSRP_STATUS_NOT_SUPPORTED) throw;
+          q->reason = e.what();
+          return q;
+        }
+      }
+      return q;
+    });
+  }
+
+  static int can_implement(void*, const void* problem, char* reason, size_t reason_size) {
+    try {
+      problem_t p;
+      if (!read_struct(problem, p)) {
+        write_message(reason, reason_size, std::string(Traits::name) + ": null or truncated problem");
+        return 0;
+      }
+      auto q = query(p);
+      if (!q->reason.empty()) {
+        write_message(reason, reason_size, q->reason);
+        return 0;
+      }
+      return 1;
+    } catch (...) {
+      status_from_current_exception(Traits::name, reason, reason_size);
+      return 0;
+    }
+  }
+
+  static tsrpStatus_t workspace_size(void*, const void* problem, size_t* bytes) {
+    char message[512];
+    const tsrpStatus_t status = guard(Traits::name, message, sizeof message, [&] {
+      problem_t p;
+      if (bytes == nullptr || !read_struct(problem, p))
+        throw_bad_param(std::string(Traits::name) + " workspace_size: null argument");
+      auto q = query(p);
+      if (!q->reason.empty()) throw_not_supported(q->reason);
+      *bytes = q->workspace_bytes;
+      return TSRP_STATUS_SUCCESS;
+    });
+    if (status != TSRP_STATUS_SUCCESS) log_message(TSRP_LOG_WARN, message);
+    return status;
+  }
+
+  static tsrpStatus_t run(void*, void* handle, const void* problem, const void* args,
+                          void* workspace, size_t workspace_bytes, char* message,
+                          size_t message_size) {
+    return guard(Traits::name, message, message_size, [&] {
+      problem_t p;
+      args_t a;
+      const std::string name = Traits::name;
+      if (handle == nullptr) throw_bad_param(name + ": null context");
+      if (!read_struct(problem, p) || !read_struct(args, a))
+        throw_bad_param(name + ": null or truncated problem or arguments");
+      std::string reason = Traits::check(p);
+      if (!reason.empty()) throw_not_supported(name + " cannot run this problem: " + reason);
+      if (Traits::empty(p)) return TSRP_STATUS_SUCCESS;
+      reason = Traits::check_args(p, a);
+      if (!reason.empty()) throw_bad_param(name + ": " + reason);
+
+      context& ctx = as_context(handle);
+      cache_key key = Traits::key(p);
+      Traits::add_args(key, a);
+      auto plan = ctx.cache().get_or_create<plan_t>(key.str(), [&] {
+        auto made = Traits::build(ctx.engine(), p, a);
+        annotate("oneDNN primitive creation", [&] { Traits::instantiate(*made); });
+        log_message(TSRP_LOG_DEBUG, name + " plan: " + made->description);
+        return made;
+      });
+      if (plan->workspace_bytes > 0 &&
+          (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
+        throw_bad_param(name + " needs a workspace of " + std::to_string(plan->workspace_bytes) +
+                        " bytes (see workspace_size), got " + std::to_string(workspace_bytes));
+      annotate("oneDNN execution", [&] { Traits::execute(*plan, ctx, p, a, workspace); });
+      return TSRP_STATUS_SUCCESS;
+    });
+  }
+};
+
+// Common checks of the tensor-op kernels.
+// Empty, or why the tensor cannot be an output: strides that make two logical elements share
+// memory (a zero stride on a dim > 1, or dims interleaved over each other), which would make
+// in-place updates (y = alpha * y, sums with beta) apply twice.
+std::string check_output_does_not_overlap(const tsrpTensor& t, const char* name);
+
+// A view of `small` (each dim 1 or big's) with big's dims: stride 0 along the broadcast dims.
+// oneDNN primitives read such a view as the broadcast tensor.
+tsrpTensor broadcast_view(const tsrpTensor& small, const tsrpTensor& big);
+
+}  // namespace tessera::onednn
