@@ -73,10 +73,11 @@ tsrStatus_t run_kernel(tsrContext& h, const registry::registry& reg, const char*
 
 }  // namespace
 
-tsrStatus_t check_algo(const char* function, int op, tsrAlgo_t algo) {
+namespace {
+// Caller holds the registry's read lock.
+tsrStatus_t check_algo_locked(const registry::registry& reg, const char* function, int op,
+                              tsrAlgo_t algo) {
   if (algo == TSR_ALGO_AUTO) return TSR_STATUS_SUCCESS;
-  const registry::registry& reg = registry::registry::instance();
-  auto lock = reg.read_lock();
   if (algo < 0 || algo >= static_cast<tsrAlgo_t>(reg.kernels().size()) ||
       reg.kernels()[algo].kernel.operation != op)
     return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
@@ -85,18 +86,38 @@ tsrStatus_t check_algo(const char* function, int op, tsrAlgo_t algo) {
                     " (use TSR_ALGO_AUTO, tsrGetAlgoByName or a get/find result)");
   return TSR_STATUS_SUCCESS;
 }
+}  // namespace
 
-tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
-  if (tsrStatus_t s = check_algo(call.function, call.op, call.algo)) return s;
+tsrStatus_t check_algo(const char* function, int op, tsrAlgo_t algo) {
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
+  return check_algo_locked(reg, function, op, algo);
+}
+
+tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
+  const registry::registry& reg = registry::registry::instance();
+  auto lock = reg.read_lock();
+  if (tsrStatus_t s = check_algo_locked(reg, call.function, call.op, call.algo)) return s;
   ensure_plugin_contexts(h, reg);
   // No workspace given: the handle's pool serves, up to its limit.
   const bool use_pool = !call.workspace && call.workspace_size == 0;
-  selection_request req = make_request(h, call.op, call.problem, call.algo, true,
-                                       use_pool ? h.workspace_limit : call.workspace_size);
-  selection_result sel = registry::select_kernel(reg, req);
+  const size_t available = use_pool ? h.workspace_limit : call.workspace_size;
   bool tracing = log::enabled(log::level::trace);
+  selection_result sel;
+  // Warm path: the same problem was chosen for before on this handle. Tracing takes the full
+  // path, so that the log shows every kernel's verdict.
+  const selection_cache::choice* memo =
+      tracing ? nullptr
+              : h.selections.find(call.op, call.algo, available, call.problem, reg.plugins().size());
+  if (memo) {
+    sel.kernel_id = memo->kernel_id;
+    sel.workspace = memo->workspace;
+  } else {
+    selection_request req = make_request(h, call.op, call.problem, call.algo, true, available);
+    sel = registry::select_kernel(reg, req);
+    if (sel.kernel_id >= 0)
+      h.selections.insert(call.op, call.algo, available, call.problem, {sel.kernel_id, sel.workspace});
+  }
   if (sel.kernel_id < 0) {
     tsrStatus_t s = refuse(reg, call.function, call.op, sel, call.algo);
     if (tracing) trace_call(reg, h, call, sel, s);
@@ -170,9 +191,9 @@ tsrStatus_t get_algorithms(tsrContext& h, const char* function, int op, const vo
 tsrStatus_t query_workspace(tsrContext& h, const char* function, int op, const void* problem,
                             tsrAlgo_t algo, size_t* bytes) {
   if (!bytes) return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER, std::string(function) + ": bytes is NULL");
-  if (tsrStatus_t s = check_algo(function, op, algo)) return s;
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
+  if (tsrStatus_t s = check_algo_locked(reg, function, op, algo)) return s;
   ensure_plugin_contexts(h, reg);
   // The automatic choice ignores workspace here: the answer is what the preferred kernel needs.
   selection_result sel = registry::select_kernel(reg, make_request(h, op, problem, algo, false, 0));

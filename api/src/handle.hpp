@@ -2,6 +2,7 @@
 #pragma once
 
 #include "registry.hpp"
+#include "selection_cache.hpp"
 
 #include <tessera/tessera.h>
 
@@ -28,6 +29,10 @@ struct tsrContext {
   // argument; a convolution given NULL/0 uses it too). It grows to the largest request up to
   // workspace_limit and is freed with the handle. Growing allocates: a caller that captures calls
   // into a CUDA graph passes its own workspace, or warms the pool up before capturing.
+  // What the selection policy chose for problems seen before (cleared when the preference or
+  // the workspace limit changes).
+  tessera::api::selection_cache selections;
+
   void* workspace_pool = nullptr;
   size_t workspace_pool_size = 0;
   size_t workspace_limit = size_t(1) << 30;

@@ -250,6 +250,7 @@ TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* back
       order.push_back(static_cast<size_t>(p));
     }
     handle->preferred_plugins = std::move(order);
+    handle->selections.clear();
     return TSR_STATUS_SUCCESS;
   });
 }
@@ -271,6 +272,7 @@ TSR_API tsrStatus_t tsrSetWorkspaceLimit(tsrHandle_t handle, size_t bytes) {
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
     handle->workspace_limit = bytes;
+    handle->selections.clear();
     if (handle->workspace_pool_size > bytes) release_pool_workspace(*handle);
     return TSR_STATUS_SUCCESS;
   });
