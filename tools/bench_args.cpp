@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <sstream>
 
 #include <tessera_common/shape_inference.hpp>
@@ -87,14 +88,22 @@ class argument_reader {
     const size_t eq = arg.find('=');
     const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
 
-    if (arg == "--conv") {
-      s.driver = bench_driver::conv;
-    } else if (arg == "--eltwise") {
-      s.driver = bench_driver::eltwise;
+    bench_driver named = bench_driver::none;
+    for (int d = 1; d <= static_cast<int>(bench_driver::rnn); ++d)
+      if (arg == std::string("--") + driver_name(static_cast<bench_driver>(d)))
+        named = static_cast<bench_driver>(d);
+    if (named != bench_driver::none) {
+      if (named != s.driver) s.alg_given = false;  // each driver has its own default algorithm
+      s.driver = named;
     } else if (arg == "--reset") {
-      const bench_driver driver = s.driver;  // benchdnn's --reset keeps the driver
-      s = bench_settings{};
-      s.driver = driver;
+      // benchdnn's --reset keeps the driver; the run-wide choices (backend, mode, iterations)
+      // are kept too, so `--backend=NAME --batch=suite.txt` pins every problem of a suite.
+      bench_settings fresh;
+      fresh.driver = s.driver;
+      fresh.backend = s.backend;
+      fresh.mode = s.mode;
+      fresh.iterations = s.iterations;
+      s = fresh;
     } else if (starts_with(arg, "--dt=")) {
       if (!common::parse_data_type(value, &s.data_type))
         return bad("unknown data type '" + value + "' (expected f32, f16, bf16, s8 or s32)");
@@ -109,15 +118,76 @@ class argument_reader {
         return bad("unknown tag '" + value + "' (expected nchw or nhwc)");
     } else if (starts_with(arg, "--dir=")) {
       const std::string dir = lower(value);
-      if (dir == "fwd" || dir == "fwd_d" || dir == "fwd_i")
+      if (dir == "fwd" || dir == "fwd_d" || dir == "fwd_i" || dir == "fwd_b")
         s.backward = false;
-      else if (dir == "bwd" || dir == "bwd_d")
+      else if (dir == "bwd" || dir == "bwd_d" || dir == "bwd_w" || dir == "bwd_wb" ||
+               dir == "bwd_dw")
         s.backward = true;
       else
-        return bad("unknown direction '" + value + "' (expected fwd or bwd)");
+        return bad("unknown direction '" + value +
+                   "' (expected fwd, FWD_D, FWD_B, FWD_I, bwd, BWD_D, BWD_W, BWD_WB or BWD_DW)");
+      s.dir = dir == "fwd" ? "fwd_d" : dir == "bwd" ? "bwd_d" : dir;
+    } else if (starts_with(arg, "--prop=")) {
+      const std::string prop = lower(value);
+      if (prop != "fwd_i" && prop != "fwd_d" && prop != "bwd_dw")
+        return bad("unknown propagation (expected FWD_I, FWD_D or BWD_DW)");
+      s.dir = prop;
+      s.backward = prop == "bwd_dw";
+    } else if (starts_with(arg, "--cell=")) {
+      const std::string c = lower(value);
+      if (c != "vanilla_rnn" && c != "vanilla_lstm" && c != "vanilla_gru")
+        return bad("unknown cell (expected vanilla_rnn, vanilla_lstm or vanilla_gru)");
+      s.cell = c;
+    } else if (starts_with(arg, "--activation=")) {
+      const std::string a = lower(value);
+      if (a != "relu" && a != "tanh") return bad("rnn activation must be relu or tanh");
+      s.rnn_activation = a;
+    } else if (starts_with(arg, "--direction=")) {
+      const std::string d = lower(value);
+      if (d != "left2right" && d != "concat" && d != "right2left" && d != "sum")
+        return bad("unknown direction (left2right, right2left, concat or sum)");
+      s.rnn_direction = d;
+    } else if (starts_with(arg, "--flags=")) {
+      for (char c : value)
+        if (!std::strchr("GCHR", c)) return bad("unknown flag (expected G, C, H or R)");
+      s.flags = value;
+    } else if (starts_with(arg, "--attr-post-ops=")) {
+      s.post_ops = lower(value);
+    } else if (starts_with(arg, "--axis=")) {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n < 0 || n > 7) return bad("axis must be 0 to 7");
+      s.axis = static_cast<int>(n);
+    } else if (starts_with(arg, "--sm-mode=")) {
+      if (value == "instance") s.instance = true;
+      else if (value == "channel") s.instance = false;
+      else return bad("unknown softmax mode (expected channel or instance)");
+    } else if (starts_with(arg, "--k=")) {
+      if (!parse_double(value, &s.k)) return bad("'" + value + "' is not a number");
+    } else if (starts_with(arg, "--stag=")) {
+      s.stag = lower(value);
+    } else if (starts_with(arg, "--dtag=")) {
+      s.dtag = lower(value);
+    } else if (starts_with(arg, "--dst-dt=")) {
+      tsrpDataType_t t;
+      if (!common::parse_data_type(value, &t)) return bad("unknown data type '" + value + "'");
+      s.dst_dt = t;
+    } else if (starts_with(arg, "--sdt=") || starts_with(arg, "--ddt=")) {
+      tsrpDataType_t t;
+      if (!common::parse_data_type(value, &t)) return bad("unknown data type '" + value + "'");
+      (starts_with(arg, "--sdt=") ? s.sdt : s.ddt) = t;
+    } else if (starts_with(arg, "--bia-dt=")) {
+      if (value == "undef") s.matmul_bias = false;
+      else if (value == "f32") s.matmul_bias = true;
+      else return bad("bias data type must be f32 or undef");
+    } else if (starts_with(arg, "--transpose-a=") || starts_with(arg, "--transpose-b=")) {
+      const bool t = value == "true" || value == "1";
+      if (!t && value != "false" && value != "0") return bad("expected true or false");
+      (arg[12] == 'a' ? s.transpose_a : s.transpose_b) = t;
     } else if (starts_with(arg, "--alg=")) {
       if (value.empty()) return bad("empty algorithm");
       s.algorithm = lower(value);  // checked with alpha and beta when a problem uses it
+      s.alg_given = true;
     } else if (starts_with(arg, "--alpha=")) {
       if (!parse_double(value, &s.alpha)) return bad("'" + value + "' is not a number");
     } else if (starts_with(arg, "--beta=")) {
@@ -155,7 +225,7 @@ class argument_reader {
       return fail(error, origin + ": unknown option '" + arg + "' (try --help)");
     } else {
       if (s.driver == bench_driver::none)
-        return fail(error, origin + ": problem '" + arg + "' comes before --conv or --eltwise");
+        return fail(error, origin + ": problem '" + arg + "' comes before a driver (--conv, --pool, ...)");
       problems_->push_back({s, arg, origin});
     }
     return true;
@@ -183,6 +253,13 @@ class argument_reader {
 
 }  // namespace
 
+const char* driver_name(bench_driver driver) {
+  static const char* const names[] = {"none",    "conv",      "eltwise", "pool",     "bnorm",
+                                      "lnorm",   "rmsnorm",   "softmax", "lrn",      "binary",
+                                      "reorder", "reduction", "matmul",  "rnn"};
+  return names[static_cast<int>(driver)];
+}
+
 bool parse_bench_arguments(const std::vector<std::string>& args, const std::string& origin,
                            const std::string& base_dir, bench_settings& settings,
                            std::vector<bench_problem>* problems, std::string* error) {
@@ -198,10 +275,32 @@ Drivers (pick how the problems after them are read):
                          e.g. mb2ic16ih7oc16oh7kh3ph1 (g, mb, ic, id/ih/iw, oc, od/oh/ow,
                          kd/kh/kw, sd/sh/sw, pd/ph/pw, dd/dh/dw; dilation 0 = none)
   --eltwise              activation; problems are dims, e.g. 2x16x7x7
+  --pool                 pooling, e.g. mb2ic16ih14oh7kh3sh2ph1 (--alg=max|avg_p|avg_np,
+                         --dir=FWD_D|BWD_D; id/od/kd.. for 3-D)
+  --rnn                  l2t5mb3sic4slc3dhc4dic4 (--cell=vanilla_rnn|vanilla_lstm|vanilla_gru,
+                         --activation=relu|tanh, --direction=left2right|concat,
+                         --prop=FWD_I|FWD_D|BWD_DW; Tessera needs sic = dhc = dic)
+  --bnorm                batch norm, e.g. mb2ic16ih7 (--dir=FWD_D training|FWD_I|BWD_DW;
+                         --flags= G global stats (inference), C scale, H shift, R fused relu;
+                         Tessera always takes scale and shift: C/H are accepted, not needed)
+  --lnorm, --rmsnorm     layer / RMS norm over the last dim, e.g. 2x7x768 (--dir=FWD_D|BWD_DW)
+  --softmax              dims, e.g. 2x16x7x7 (--alg=softmax|logsoftmax, --dir, --axis=1
+                         only: over channels; --sm-mode=instance: over all of C x spatial)
+  --lrn                  across-channel LRN, e.g. mb2ic16ih7ls5 (--alg=across, --alpha --beta
+                         --k, --dir)
+  --binary               tsrOpTensor, e.g. 2x16x7x7:1x16x1x1 (--alg=add|mul|min|max; Tessera's
+                         unary sqrt|not take one dims list)
+  --reorder              tsrTransformTensor, dims (--sdt= --ddt= --stag=nchw|nhwc --dtag=)
+  --reduction            tsrReduceTensor, src:dst dims 2x16x7x7:2x16x1x1
+                         (--alg=sum|mul|min|max|amax|mean; norm1/norm2 are skipped: no kernel)
+  --conv --dir=          FWD_D, FWD_B (bias + --attr-post-ops=relu..), BWD_D, BWD_W, BWD_WB;
+                         --dt=s8 forward with --dst-dt=s32 (default)|f32|s8
+  --matmul               2x3x5:2x5x8 (A:B) or m10n20k30 (--bia-dt=f32, --attr-post-ops=relu,
+                         --transpose-a=true --transpose-b=true, or --stag=ba / --dtag=ba)
 Modifiers (apply to the problems that follow):
   --dt=f32|f16|bf16      data type (default f32)
   --tag=nchw|nhwc        packed layout, channels second or last (default nchw)
-  --dir=fwd|bwd          eltwise direction (default fwd)
+  --dir=fwd|bwd|FWD_D|.. direction (default fwd), as each driver reads it
   --alg=NAME             eltwise algorithm: relu logistic tanh linear elu gelu_erf gelu_tanh
                          swish clip, or identity sigmoid leaky_relu clipped_relu (default relu)
   --alpha=X --beta=Y     eltwise parameters, as benchdnn's (relu alpha: negative slope;
@@ -213,7 +312,8 @@ Modifiers (apply to the problems that follow):
   --iters=N              timed runs for performance, median reported (default 20)
   --batch=FILE           read FILE: one problem set per line, '#' comments; relative to
                          the including file, the working directory, then Tessera's suites
-  --reset                back to the default modifiers
+  --reset                back to the default modifiers (the driver, --backend, --mode and
+                         --iters are kept)
 Output: one line per problem, "<status> <backend>/<kernel> <problem> <time> <rate>", then
 "tests:N passed:N skipped:N failed:N". Exit code 1 when any problem failed, 2 on bad usage.
 )";

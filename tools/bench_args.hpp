@@ -12,7 +12,12 @@
 
 namespace tessera::tools {
 
-enum class bench_driver { none, conv, eltwise };
+enum class bench_driver {
+  none, conv, eltwise, pool, bnorm, lnorm, rmsnorm, softmax, lrn, binary, reorder, reduction,
+  matmul, rnn
+};
+// The driver's switch without dashes: "conv", "pool", ...
+const char* driver_name(bench_driver driver);
 
 // Bit flags: what to do with each problem.
 enum bench_mode : int { mode_correctness = 1, mode_performance = 2 };
@@ -26,6 +31,21 @@ struct bench_settings {
   double alpha = 0.0;                                    // --alpha (eltwise)
   double beta = 0.0;                                     // --beta (eltwise)
   tsrpConvolutionMode_t conv_mode = TSRP_CROSS_CORRELATION;  // --conv-mode (conv)
+  std::string dir = "fwd_d";                             // --dir, lower case as given
+  std::string flags;                                     // --flags (bnorm: G C H R)
+  std::string post_ops;                                  // --attr-post-ops (matmul): relu...
+  int axis = 1;                                          // --axis (softmax)
+  bool instance = false;                                 // --sm-mode=instance (softmax)
+  double k = 1.0;                                        // --k (lrn)
+  bool alg_given = false;                                // --alg seen since the last --reset
+  std::string stag, dtag;                                // --stag/--dtag (reorder, matmul)
+  tsrpDataType_t sdt = TSRP_DATA_FLOAT, ddt = TSRP_DATA_FLOAT;  // --sdt/--ddt (reorder)
+  bool transpose_a = false, transpose_b = false;         // --transpose-a/-b (matmul)
+  std::string cell = "vanilla_rnn";                       // --cell (rnn)
+  std::string rnn_activation = "relu";                   // --activation (rnn, vanilla_rnn)
+  std::string rnn_direction = "left2right";              // --direction (rnn)
+  int dst_dt = -1;                                       // --dst-dt (s8 conv/matmul); -1: default
+  bool matmul_bias = false;                              // --bia-dt=f32 (matmul)
   std::string backend;                                   // --backend; empty: the default device
   int mode = mode_correctness | mode_performance;        // --mode=C|P|CP
   int iterations = 20;                                   // --iters

@@ -1,4 +1,6 @@
 #include "bench_runner.hpp"
+#include "bench_common.hpp"
+#include "bench_drivers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,138 +19,6 @@
 
 namespace tessera::tools {
 namespace {
-
-using reference::host_tensor;
-
-// Fixed seeds: a problem sees the same data in every run, so failures replay exactly.
-constexpr uint32_t seed_x = 1, seed_w = 2, seed_dy = 3;
-
-std::string last_error() {
-  char message[2048] = {};
-  tsrGetLastErrorString(message, sizeof message);
-  return message;
-}
-
-// A failed API call inside a run. NOT_SUPPORTED_* means the problem is skipped, anything else
-// that it failed. Exceptions stay inside the tool: nothing crosses the C API.
-struct api_failure {
-  tsrStatus_t status;
-  std::string message;
-};
-
-void check(tsrStatus_t status, const char* call) {
-  if (status == TSR_STATUS_SUCCESS) return;
-  throw api_failure{status, std::string(call) + ": " + tsrGetErrorString(status) + ": " +
-                                last_error()};
-}
-
-bool is_not_supported(tsrStatus_t status) {
-  return TSR_STATUS_CATEGORY(status) == TSR_STATUS_NOT_SUPPORTED;
-}
-
-// ---- RAII over the C API's objects ------------------------------------------------------------
-
-template <class T, tsrStatus_t (*create)(T*), tsrStatus_t (*destroy)(T)>
-class owned {
- public:
-  explicit owned(const char* what) { check(create(&value_), what); }
-  ~owned() {
-    if (value_) destroy(value_);
-  }
-  owned(const owned&) = delete;
-  owned& operator=(const owned&) = delete;
-  T get() const { return value_; }
-
- private:
-  T value_ = nullptr;
-};
-using tensor_descriptor =
-    owned<tsrTensorDescriptor_t, tsrCreateTensorDescriptor, tsrDestroyTensorDescriptor>;
-using activation_descriptor = owned<tsrActivationDescriptor_t, tsrCreateActivationDescriptor,
-                                    tsrDestroyActivationDescriptor>;
-using convolution_descriptor = owned<tsrConvolutionDescriptor_t, tsrCreateConvolutionDescriptor,
-                                     tsrDestroyConvolutionDescriptor>;
-
-class device_buffer {
- public:
-  device_buffer(tsrHandle_t handle, size_t bytes) : handle_(handle) {
-    if (bytes) check(tsrMalloc(handle, bytes, &pointer_), "tsrMalloc");
-  }
-  ~device_buffer() {
-    if (pointer_) tsrFree(handle_, pointer_);
-  }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  void* get() const { return pointer_; }
-
- private:
-  tsrHandle_t handle_;
-  void* pointer_ = nullptr;
-};
-
-// A host tensor's twin on the device, with its descriptor.
-struct device_tensor {
-  tensor_descriptor desc{"tsrCreateTensorDescriptor"};
-  device_buffer buffer;
-
-  device_tensor(tsrHandle_t handle, const host_tensor& t) : buffer(handle, t.byte_size()) {
-    const tsrpTensor& d = t.desc();
-    check(tsrSetTensorNdDescriptor(desc.get(), static_cast<tsrDataType_t>(d.data_type), d.ndims,
-                                   d.dims, d.strides),
-          "tsrSetTensorNdDescriptor");
-  }
-  void upload(tsrHandle_t handle, const host_tensor& t) {
-    const std::vector<uint8_t> bytes = t.pack();
-    check(tsrMemcpyHostToDevice(handle, buffer.get(), bytes.data(), bytes.size()),
-          "tsrMemcpyHostToDevice");
-  }
-  void download(tsrHandle_t handle, host_tensor& t) const {
-    std::vector<uint8_t> bytes(t.byte_size());
-    check(tsrMemcpyDeviceToHost(handle, bytes.data(), buffer.get(), bytes.size()),
-          "tsrMemcpyDeviceToHost");
-    t.unpack(bytes.data());
-  }
-};
-
-// ---- shared steps -----------------------------------------------------------------------------
-
-// Median wall time of `iterations` runs, each synchronised, after one more warm-up run. The
-// API has no event timing, so the host clock brackets call + tsrSynchronize; the median keeps
-// one slow run (a page fault, a context switch) from moving the result.
-double median_time_ms(tsrHandle_t handle, int iterations, const std::function<void()>& call) {
-  call();
-  check(tsrSynchronize(handle), "tsrSynchronize");
-  std::vector<double> times;
-  times.reserve(static_cast<size_t>(iterations));
-  for (int i = 0; i < iterations; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    check(tsrSynchronize(handle), "tsrSynchronize");
-    const auto stop = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  const size_t mid = times.size() / 2;
-  return times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
-}
-
-std::string strip_program_name(const std::string& command) {
-  const std::string prefix = "tessera-bench ";
-  return command.rfind(prefix, 0) == 0 ? command.substr(prefix.size()) : command;
-}
-
-host_tensor packed_like(const host_tensor& t, bool channels_last) {
-  const tsrpTensor& d = t.desc();
-  return host_tensor::packed(d.data_type, {d.dims, d.dims + d.ndims}, channels_last);
-}
-
-// Runs the correctness comparison and records its verdict in `outcome`.
-void judge(problem_outcome& outcome, const host_tensor& result, const host_tensor& expected,
-           const reference::tolerance& tol) {
-  const reference::compare_result r = reference::compare(result, expected, tol);
-  outcome.status = r.ok() ? outcome_status::passed : outcome_status::failed;
-  if (!r.ok()) outcome.detail = r.message;
-}
 
 // ---- convolution ------------------------------------------------------------------------------
 
@@ -280,32 +150,6 @@ void run_conv(tsrHandle_t handle, const bench_problem& bp, const common::conv_de
 
 // ---- eltwise ----------------------------------------------------------------------------------
 
-// The algorithms to try, in order: the library's choice, or each kernel of the requested
-// backend for the operation (the API has no "get algorithm" for activations, so the first that
-// does not answer NOT_SUPPORTED is the one used).
-struct candidate {
-  tsrAlgo_t algo;
-  std::string name;
-};
-
-std::vector<candidate> eltwise_candidates(tsrOperation_t op, const std::string& backend) {
-  if (backend.empty()) return {{TSR_ALGO_AUTO, "auto"}};
-  std::vector<candidate> list;
-  int count = 0;
-  check(tsrGetKernelCount(op, &count), "tsrGetKernelCount");
-  for (int i = 0; i < count; ++i) {
-    tsrKernelInfo_t k{};
-    k.struct_size = sizeof k;
-    check(tsrGetKernelInfo(op, i, &k), "tsrGetKernelInfo");
-    if (backend == k.backend_name)
-      list.push_back({k.algo, std::string(k.backend_name) + "/" + k.kernel_name});
-  }
-  if (list.empty())
-    throw api_failure{TSR_STATUS_NOT_SUPPORTED_NO_KERNEL,
-                      "backend '" + backend + "' has no " + tsrGetOperationName(op) + " kernel"};
-  return list;
-}
-
 // As describe_conv, for an eltwise problem (dims, and the algorithm with its alpha and beta).
 bool describe_eltwise(const bench_problem& bp, common::eltwise_descriptor* e,
                       problem_outcome& outcome) {
@@ -374,7 +218,7 @@ void run_eltwise(tsrHandle_t handle, const bench_problem& bp, const common::eltw
 
   std::string reasons;
   bool ran = false;
-  for (const candidate& c : eltwise_candidates(op, s.backend)) {
+  for (const candidate& c : kernel_candidates(op, s.backend)) {
     algo = c.algo;
     const tsrStatus_t status = call_status();
     if (is_not_supported(status)) {
@@ -485,12 +329,45 @@ const bench_runner::handle_entry& bench_runner::handle_for(const std::string& ba
 
 problem_outcome bench_runner::run(const bench_problem& problem) {
   problem_outcome outcome;  // failed until a run says otherwise
-  const bool conv = problem.settings.driver == bench_driver::conv;
+  const bench_driver driver = problem.settings.driver;
   common::conv_descriptor conv_desc;
   common::eltwise_descriptor eltwise_desc;
-  if (!(conv ? describe_conv(problem, &conv_desc, outcome)
-             : describe_eltwise(problem, &eltwise_desc, outcome)))
-    return outcome;
+  prepared_problem prepared;
+  switch (driver) {
+    case bench_driver::conv:
+      if ((problem.settings.dir != "fwd_d" && problem.settings.dir != "fwd_i") ||
+          problem.settings.data_type == TSRP_DATA_INT8) {
+        prepared = prepare_conv_other(problem, outcome);
+        break;
+      }
+      if (!describe_conv(problem, &conv_desc, outcome)) return outcome;
+      prepared = [&](tsrHandle_t h, problem_outcome& o) { run_conv(h, problem, conv_desc, o); };
+      break;
+    case bench_driver::eltwise:
+      if (!describe_eltwise(problem, &eltwise_desc, outcome)) return outcome;
+      prepared = [&](tsrHandle_t h, problem_outcome& o) {
+        run_eltwise(h, problem, eltwise_desc, o);
+      };
+      break;
+    case bench_driver::pool: prepared = prepare_pool(problem, outcome); break;
+    case bench_driver::softmax: prepared = prepare_softmax(problem, outcome); break;
+    case bench_driver::lrn: prepared = prepare_lrn(problem, outcome); break;
+    case bench_driver::bnorm: prepared = prepare_bnorm(problem, outcome); break;
+    case bench_driver::lnorm:
+    case bench_driver::rmsnorm: prepared = prepare_lnorm(problem, outcome); break;
+    case bench_driver::binary: prepared = prepare_binary(problem, outcome); break;
+    case bench_driver::reorder: prepared = prepare_reorder(problem, outcome); break;
+    case bench_driver::reduction: prepared = prepare_reduction(problem, outcome); break;
+    case bench_driver::matmul: prepared = prepare_matmul(problem, outcome); break;
+    case bench_driver::rnn: prepared = prepare_rnn(problem, outcome); break;
+    default:
+      outcome.descriptor = std::string("--") + driver_name(driver) + " " + problem.text;
+      outcome.status = outcome_status::skipped;
+      outcome.detail = std::string("the --") + driver_name(driver) +
+                       " driver is not implemented yet in tessera-bench";
+      return outcome;
+  }
+  if (!prepared) return outcome;
 
   const handle_entry& entry = handle_for(problem.settings.backend);
   if (!entry.handle) {
@@ -500,10 +377,7 @@ problem_outcome bench_runner::run(const bench_problem& problem) {
     return outcome;
   }
   try {
-    if (conv)
-      run_conv(entry.handle, problem, conv_desc, outcome);
-    else
-      run_eltwise(entry.handle, problem, eltwise_desc, outcome);
+    prepared(entry.handle, outcome);
   } catch (const api_failure& failure) {
     outcome.status = is_not_supported(failure.status) ? outcome_status::skipped
                                                       : outcome_status::failed;

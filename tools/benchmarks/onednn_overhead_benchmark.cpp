@@ -45,30 +45,44 @@ double layer_flops(const layer& l, int mb) {
   return 2.0 * mb * l.k * p * p * l.c * l.r * l.r;
 }
 
+// Direct oneDNN as a careful user would call it on the same NHWC data: weights in the layout
+// oneDNN prefers (format `any`), reordered from the user's OHWI copy on every call
+// (reorder_weights_once = 0: the same work the plugin does, as weights may change between
+// calls) or once up front (= 1: an inference user's best case). A primitive created on the
+// user's OHWI weights directly would often get oneDNN's reference code (seen: ref:any for
+// 3x3), which would flatter Tessera.
 void conv_onednn_direct(benchmark::State& state) {
   const layer& l = k_layers[state.range(0)];
   const int mb = static_cast<int>(state.range(1));
+  const bool reorder_once = state.range(2) != 0;
   const int p = out_size(l);
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   dnnl::memory::desc src({mb, l.c, l.h, l.h}, dt::f32, tag::nhwc);
-  dnnl::memory::desc wei({l.k, l.c, l.r, l.r}, dt::f32, tag::ohwi);  // NHWC-like filter
+  dnnl::memory::desc user_wei({l.k, l.c, l.r, l.r}, dt::f32, tag::ohwi);
+  dnnl::memory::desc any_wei({l.k, l.c, l.r, l.r}, dt::f32, tag::any);
   dnnl::memory::desc dst({mb, l.k, p, p}, dt::f32, tag::nhwc);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(
-      eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei, dst,
-      {l.s, l.s}, {0, 0}, {l.pad, l.pad}, {l.pad, l.pad}, attr);
+      eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_wei,
+      dst, {l.s, l.s}, {0, 0}, {l.pad, l.pad}, {l.pad, l.pad}, attr);
   dnnl::convolution_forward conv(pd);
-  std::vector<float> x = random_values(src.get_size() / 4, 1), w = random_values(wei.get_size() / 4, 2);
-  std::vector<float> y(dst.get_size() / 4);
+  std::vector<float> x = random_values(src.get_size() / 4, 1), w = random_values(user_wei.get_size() / 4, 2);
+  std::vector<float> y(dst.get_size() / 4), w_prim(pd.weights_desc().get_size() / 4);
   std::vector<uint8_t> scratch(pd.scratchpad_desc().get_size() + 64);
-  dnnl::memory xm(src, eng, x.data()), wm(wei, eng, w.data()), ym(dst, eng, y.data());
+  dnnl::memory xm(src, eng, x.data()), uwm(user_wei, eng, w.data()), ym(dst, eng, y.data());
+  dnnl::memory wm(pd.weights_desc(), eng, w_prim.data());
   dnnl::memory sm(pd.scratchpad_desc(), eng, scratch.data());
+  const bool needs_reorder = pd.weights_desc() != user_wei;
+  dnnl::reorder to_prim = needs_reorder ? dnnl::reorder(uwm, wm) : dnnl::reorder();
+  if (needs_reorder) to_prim.execute(strm, uwm, wm);
+  dnnl::memory& weights = needs_reorder ? wm : uwm;
   for (auto _ : state) {
-    conv.execute(strm, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym},
+    if (needs_reorder && !reorder_once) to_prim.execute(strm, uwm, wm);
+    conv.execute(strm, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, ym},
                         {DNNL_ARG_SCRATCHPAD, sm}});
     strm.wait();
   }
@@ -104,8 +118,15 @@ void layer_args(benchmark::internal::Benchmark* b) {
     for (int i = 0; i < static_cast<int>(sizeof(k_layers) / sizeof(k_layers[0])); ++i) b->Args({i, mb});
   b->ArgNames({"layer", "mb"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
+void direct_layer_args(benchmark::internal::Benchmark* b) {
+  for (int once : {0, 1})
+    for (int mb : {1, 32})
+      for (int i = 0; i < static_cast<int>(sizeof(k_layers) / sizeof(k_layers[0])); ++i)
+        b->Args({i, mb, once});
+  b->ArgNames({"layer", "mb", "reorder_weights_once"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
 
-BENCHMARK(conv_onednn_direct)->Apply(layer_args);
+BENCHMARK(conv_onednn_direct)->Apply(direct_layer_args);
 BENCHMARK(conv_tessera)->Apply(layer_args);
 
 // ---- per-call host cost ------------------------------------------------------------------
@@ -173,7 +194,8 @@ void call_conv_onednn_small(benchmark::State& state) {
   dnnl::stream strm(eng);
   using tag = dnnl::memory::format_tag;
   dnnl::memory::desc md({1, 8, 8, 8}, dnnl::memory::data_type::f32, tag::nhwc);
-  dnnl::memory::desc wmd({8, 8, 3, 3}, dnnl::memory::data_type::f32, tag::ohwi);
+  // The plugin's plan for this problem (ONEDNN_VERBOSE): brgconv on Acdb16a weights.
+  dnnl::memory::desc wmd({8, 8, 3, 3}, dnnl::memory::data_type::f32, tag::Acdb16a);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference,

@@ -1,0 +1,252 @@
+// Pieces every tessera-bench driver shares: RAII over the C API's objects, device twins of host
+// tensors, the timing loop, the verdict, and the kernel candidates of an operation.
+#ifndef TESSERA_TOOLS_BENCH_COMMON_HPP
+#define TESSERA_TOOLS_BENCH_COMMON_HPP
+
+#include <tessera/tessera.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_runner.hpp"
+#include <tessera_common/shape_inference.hpp>
+
+#include "tensor_fill.hpp"
+#include "tolerance.hpp"
+
+namespace tessera::tools {
+
+using reference::host_tensor;
+
+// Fixed seeds: a problem sees the same data in every run, so failures replay exactly.
+constexpr uint32_t seed_x = 1, seed_w = 2, seed_dy = 3;
+
+inline std::string last_error() {
+  char message[2048] = {};
+  tsrGetLastErrorString(message, sizeof message);
+  return message;
+}
+
+// A failed API call inside a run. NOT_SUPPORTED_* means the problem is skipped, anything else
+// that it failed. Exceptions stay inside the tool: nothing crosses the C API.
+struct api_failure {
+  tsrStatus_t status;
+  std::string message;
+};
+
+inline void check(tsrStatus_t status, const char* call) {
+  if (status == TSR_STATUS_SUCCESS) return;
+  throw api_failure{status, std::string(call) + ": " + tsrGetErrorString(status) + ": " +
+                                last_error()};
+}
+
+inline bool is_not_supported(tsrStatus_t status) {
+  return TSR_STATUS_CATEGORY(status) == TSR_STATUS_NOT_SUPPORTED;
+}
+
+// ---- RAII over the C API's objects ------------------------------------------------------------
+
+template <class T, tsrStatus_t (*create)(T*), tsrStatus_t (*destroy)(T)>
+class owned {
+ public:
+  explicit owned(const char* what) { check(create(&value_), what); }
+  ~owned() {
+    if (value_) destroy(value_);
+  }
+  owned(const owned&) = delete;
+  owned& operator=(const owned&) = delete;
+  T get() const { return value_; }
+
+ private:
+  T value_ = nullptr;
+};
+using tensor_descriptor =
+    owned<tsrTensorDescriptor_t, tsrCreateTensorDescriptor, tsrDestroyTensorDescriptor>;
+using activation_descriptor = owned<tsrActivationDescriptor_t, tsrCreateActivationDescriptor,
+                                    tsrDestroyActivationDescriptor>;
+using convolution_descriptor = owned<tsrConvolutionDescriptor_t, tsrCreateConvolutionDescriptor,
+                                     tsrDestroyConvolutionDescriptor>;
+
+class device_buffer {
+ public:
+  device_buffer(tsrHandle_t handle, size_t bytes) : handle_(handle) {
+    if (bytes) check(tsrMalloc(handle, bytes, &pointer_), "tsrMalloc");
+  }
+  ~device_buffer() {
+    if (pointer_) tsrFree(handle_, pointer_);
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  void* get() const { return pointer_; }
+
+ private:
+  tsrHandle_t handle_;
+  void* pointer_ = nullptr;
+};
+
+// A host tensor's twin on the device, with its descriptor.
+struct device_tensor {
+  tensor_descriptor desc{"tsrCreateTensorDescriptor"};
+  device_buffer buffer;
+
+  device_tensor(tsrHandle_t handle, const host_tensor& t) : buffer(handle, t.byte_size()) {
+    const tsrpTensor& d = t.desc();
+    check(tsrSetTensorNdDescriptor(desc.get(), static_cast<tsrDataType_t>(d.data_type), d.ndims,
+                                   d.dims, d.strides),
+          "tsrSetTensorNdDescriptor");
+  }
+  void upload(tsrHandle_t handle, const host_tensor& t) {
+    const std::vector<uint8_t> bytes = t.pack();
+    check(tsrMemcpyHostToDevice(handle, buffer.get(), bytes.data(), bytes.size()),
+          "tsrMemcpyHostToDevice");
+  }
+  void download(tsrHandle_t handle, host_tensor& t) const {
+    std::vector<uint8_t> bytes(t.byte_size());
+    check(tsrMemcpyDeviceToHost(handle, bytes.data(), buffer.get(), bytes.size()),
+          "tsrMemcpyDeviceToHost");
+    t.unpack(bytes.data());
+  }
+};
+
+// ---- shared steps -----------------------------------------------------------------------------
+
+// Median wall time of `iterations` runs, each synchronised, after one more warm-up run. The
+// API has no event timing, so the host clock brackets call + tsrSynchronize; the median keeps
+// one slow run (a page fault, a context switch) from moving the result.
+inline double median_time_ms(tsrHandle_t handle, int iterations, const std::function<void()>& call) {
+  call();
+  check(tsrSynchronize(handle), "tsrSynchronize");
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(iterations));
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    check(tsrSynchronize(handle), "tsrSynchronize");
+    const auto stop = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  const size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
+}
+
+inline std::string strip_program_name(const std::string& command) {
+  const std::string prefix = "tessera-bench ";
+  return command.rfind(prefix, 0) == 0 ? command.substr(prefix.size()) : command;
+}
+
+inline host_tensor packed_like(const host_tensor& t, bool channels_last) {
+  const tsrpTensor& d = t.desc();
+  return host_tensor::packed(d.data_type, {d.dims, d.dims + d.ndims}, channels_last);
+}
+
+// Runs the correctness comparison and records its verdict in `outcome`.
+inline void judge(problem_outcome& outcome, const host_tensor& result, const host_tensor& expected,
+           const reference::tolerance& tol) {
+  const reference::compare_result r = reference::compare(result, expected, tol);
+  outcome.status = r.ok() ? outcome_status::passed : outcome_status::failed;
+  if (!r.ok()) outcome.detail = r.message;
+}
+
+// The algorithms to try, in order: the library's choice, or each kernel of the requested
+// backend for the operation (the API has no "get algorithm" for activations, so the first that
+// does not answer NOT_SUPPORTED is the one used).
+struct candidate {
+  tsrAlgo_t algo;
+  std::string name;
+};
+
+inline std::vector<candidate> kernel_candidates(tsrOperation_t op, const std::string& backend) {
+  if (backend.empty()) return {{TSR_ALGO_AUTO, "auto"}};
+  std::vector<candidate> list;
+  int count = 0;
+  check(tsrGetKernelCount(op, &count), "tsrGetKernelCount");
+  for (int i = 0; i < count; ++i) {
+    tsrKernelInfo_t k{};
+    k.struct_size = sizeof k;
+    check(tsrGetKernelInfo(op, i, &k), "tsrGetKernelInfo");
+    if (backend == k.backend_name)
+      list.push_back({k.algo, std::string(k.backend_name) + "/" + k.kernel_name});
+  }
+  if (list.empty())
+    throw api_failure{TSR_STATUS_NOT_SUPPORTED_NO_KERNEL,
+                      "backend '" + backend + "' has no " + tsrGetOperationName(op) + " kernel"};
+  return list;
+}
+
+// Runs `call` with each candidate until one does not answer NOT_SUPPORTED; records its name
+// in outcome.implementation and returns the algo used. Throws NOT_SUPPORTED with every reason.
+inline tsrAlgo_t run_first_supported(const std::vector<candidate>& list,
+                                     const std::function<tsrStatus_t(tsrAlgo_t)>& call,
+                                     const char* call_name, problem_outcome& outcome) {
+  std::string reasons;
+  for (const candidate& c : list) {
+    const tsrStatus_t status = call(c.algo);
+    if (is_not_supported(status)) {
+      reasons += (reasons.empty() ? "" : "; ") + c.name + ": " + last_error();
+      continue;
+    }
+    check(status, call_name);
+    outcome.implementation = c.name;
+    return c.algo;
+  }
+  throw api_failure{TSR_STATUS_NOT_SUPPORTED_NO_KERNEL, reasons};
+}
+
+// Rounds the expected values to the result's type and judges; `what` prefixes a failure.
+inline bool judge_rounded(problem_outcome& outcome, const char* what, const host_tensor& result,
+                          host_tensor expected, const reference::tolerance& tol) {
+  expected.round_to_data_type();
+  const reference::compare_result r = reference::compare(result, expected, tol);
+  if (r.ok()) return true;
+  outcome.status = outcome_status::failed;
+  outcome.detail = std::string(what) + ": " + r.message;
+  return false;
+}
+
+inline void reference_failed(problem_outcome& outcome, const std::string& error) {
+  outcome.status = outcome_status::failed;
+  outcome.detail = "reference: " + error;
+}
+
+// Performance in GB/s from the bytes a kernel must read and write.
+inline void time_memory_bound(problem_outcome& outcome, tsrHandle_t handle, int iterations,
+                              double bytes, const std::function<void()>& call) {
+  outcome.time_ms = median_time_ms(handle, iterations, call);
+  outcome.rate = bytes / (outcome.time_ms * 1e-3) / 1e9;
+  outcome.rate_unit = "GB/s";
+}
+
+inline double tensor_bytes(const host_tensor& t) {
+  return static_cast<double>(t.element_count()) *
+         static_cast<double>(common::data_type_size(t.data_type()));
+}
+
+// Fills with integers in [lo, hi].
+inline host_tensor filled(const tsrpTensor& desc, int lo, int hi, uint32_t seed) {
+  host_tensor t(desc);
+  reference::fill_integers(t, reference::fill_spec{lo, hi, 1.0}, seed);
+  return t;
+}
+
+// "--pool --dt=f32 --tag=nchw" and so on: the replay command's common head.
+inline std::string command_head(const bench_settings& s, bool with_tag = true) {
+  std::string c = std::string("tessera-bench --") + driver_name(s.driver) +
+                  " --dt=" + common::data_type_name(s.data_type);
+  if (with_tag) c += std::string(" --tag=") + (s.channels_last ? "nhwc" : "nchw");
+  return c;
+}
+inline void set_command(problem_outcome& outcome, const bench_settings& s, std::string command) {
+  if (!s.backend.empty()) command += " --backend=" + s.backend;
+  if (s.mode != (mode_correctness | mode_performance))
+    command += s.mode == mode_correctness ? " --mode=C" : " --mode=P";
+  outcome.repro = command;
+  outcome.descriptor = strip_program_name(command);
+}
+
+}  // namespace tessera::tools
+
+#endif  // TESSERA_TOOLS_BENCH_COMMON_HPP
