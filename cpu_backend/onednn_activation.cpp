@@ -12,6 +12,7 @@
 //    this path.
 // Backward always differentiates through x (src), never the forward output: the use_dst_for_bwd
 // variants are exact only for some modes and would need y to be bit-exactly act(x).
+#include "onednn_eltwise_algorithm.hpp"
 #include "onednn_abi_struct.hpp"
 #include "onednn_context.hpp"
 #include "onednn_errors.hpp"
@@ -38,29 +39,6 @@ using alg = dnnl::algorithm;
 constexpr const char* forward_name = "eltwise_fwd";
 constexpr const char* backward_name = "eltwise_bwd";
 
-// oneDNN's algorithm and its own alpha/beta parameters (not Tessera's alpha/beta blend).
-struct eltwise_op {
-  alg algorithm;
-  float alg_alpha;
-  float alg_beta;
-};
-
-std::optional<eltwise_op> eltwise_op_for(int32_t mode, double coef) {
-  const float c = static_cast<float>(coef);
-  switch (mode) {
-    case TSRP_ACTIVATION_IDENTITY: return eltwise_op{alg::eltwise_linear, 1.0f, 0.0f};
-    case TSRP_ACTIVATION_RELU: return eltwise_op{alg::eltwise_relu, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_SIGMOID: return eltwise_op{alg::eltwise_logistic, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_TANH: return eltwise_op{alg::eltwise_tanh, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_LEAKY_RELU: return eltwise_op{alg::eltwise_relu, c, 0.0f};
-    case TSRP_ACTIVATION_CLIPPED_RELU: return eltwise_op{alg::eltwise_clip, 0.0f, c};
-    case TSRP_ACTIVATION_ELU: return eltwise_op{alg::eltwise_elu, c, 0.0f};
-    case TSRP_ACTIVATION_GELU_ERF: return eltwise_op{alg::eltwise_gelu_erf, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_GELU_TANH: return eltwise_op{alg::eltwise_gelu_tanh, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_SWISH: return eltwise_op{alg::eltwise_swish, c, 0.0f};
-    default: return std::nullopt;
-  }
-}
 
 // The tensors an operation uses: x and the output (y forward, dx backward), plus dy backward.
 struct roles {

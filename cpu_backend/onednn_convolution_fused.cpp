@@ -11,6 +11,7 @@
 // Layout candidates as conv_fwd: user layouts, weights reordered, everything in oneDNN's
 // layouts (dst staged and reordered back), and for f16/bf16 everything in f32 (bias converted
 // too). f16 runs that last way on CPUs without AVX512-FP16.
+#include "onednn_eltwise_algorithm.hpp"
 #include "onednn_abi_struct.hpp"
 #include "onednn_context.hpp"
 #include "onednn_convolution_shared.hpp"
@@ -59,26 +60,6 @@ tsrpConvolutionProblem conv_part(const tsrpConvolutionBiasActivationProblem& f) 
   return p;
 }
 
-// The activation as a oneDNN eltwise post-op (the same table as eltwise_fwd; identity is none).
-struct eltwise_op {
-  alg algorithm;
-  float alpha, beta;
-};
-std::optional<eltwise_op> eltwise_op_for(int32_t mode, double coef) {
-  const float c = static_cast<float>(coef);
-  switch (mode) {
-    case TSRP_ACTIVATION_RELU: return eltwise_op{alg::eltwise_relu, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_SIGMOID: return eltwise_op{alg::eltwise_logistic, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_TANH: return eltwise_op{alg::eltwise_tanh, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_LEAKY_RELU: return eltwise_op{alg::eltwise_relu, c, 0.0f};
-    case TSRP_ACTIVATION_CLIPPED_RELU: return eltwise_op{alg::eltwise_clip, 0.0f, c};
-    case TSRP_ACTIVATION_ELU: return eltwise_op{alg::eltwise_elu, c, 0.0f};
-    case TSRP_ACTIVATION_GELU_ERF: return eltwise_op{alg::eltwise_gelu_erf, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_GELU_TANH: return eltwise_op{alg::eltwise_gelu_tanh, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_SWISH: return eltwise_op{alg::eltwise_swish, c, 0.0f};
-    default: return std::nullopt;
-  }
-}
 
 std::string check_problem(const tsrpConvolutionBiasActivationProblem& f) {
   const tsrpConvolutionProblem p = conv_part(f);
@@ -170,8 +151,8 @@ std::shared_ptr<fused_plan> try_candidate(const dnnl::engine& engine,
     ops.append_binary(alg::binary_add, plan->bias_md);
   }
   if (plan->uses_z) ops.append_sum(alpha2);
-  if (auto e = eltwise_op_for(f.activation_mode, f.activation_coef))
-    ops.append_eltwise(e->algorithm, e->alpha, e->beta);
+  if (auto e = eltwise_post_op_for(f.activation_mode, f.activation_coef))
+    ops.append_eltwise(e->algorithm, e->alg_alpha, e->alg_beta);
   attr.set_post_ops(ops);
 
   const convolution_geometry g = make_convolution_geometry(p);

@@ -23,6 +23,7 @@
 //   5. with a bias, each of the above again with the bias expanded to C's full dims in the
 //      workspace (for broadcasts the fast implementations do not take, e.g. [1, M, N] over
 //      batches).
+#include "onednn_eltwise_algorithm.hpp"
 #include "onednn_abi_struct.hpp"
 #include "onednn_context.hpp"
 #include "onednn_errors.hpp"
@@ -49,29 +50,6 @@ using alg = dnnl::algorithm;
 
 constexpr const char* kernel_name = "matmul";
 
-// oneDNN's eltwise algorithm and parameters for an activation mode (identity: none). The same
-// table as onednn_activation.cpp's, which keeps its own private.
-struct eltwise_op {
-  alg algorithm;
-  float alg_alpha;
-  float alg_beta;
-};
-
-std::optional<eltwise_op> eltwise_op_for(int32_t mode, double coef) {
-  const float c = static_cast<float>(coef);
-  switch (mode) {
-    case TSRP_ACTIVATION_RELU: return eltwise_op{alg::eltwise_relu, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_SIGMOID: return eltwise_op{alg::eltwise_logistic, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_TANH: return eltwise_op{alg::eltwise_tanh, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_LEAKY_RELU: return eltwise_op{alg::eltwise_relu, c, 0.0f};
-    case TSRP_ACTIVATION_CLIPPED_RELU: return eltwise_op{alg::eltwise_clip, 0.0f, c};
-    case TSRP_ACTIVATION_ELU: return eltwise_op{alg::eltwise_elu, c, 0.0f};
-    case TSRP_ACTIVATION_GELU_ERF: return eltwise_op{alg::eltwise_gelu_erf, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_GELU_TANH: return eltwise_op{alg::eltwise_gelu_tanh, 0.0f, 0.0f};
-    case TSRP_ACTIVATION_SWISH: return eltwise_op{alg::eltwise_swish, c, 0.0f};
-    default: return std::nullopt;
-  }
-}
 
 bool known_activation(int32_t mode) {
   return mode >= TSRP_ACTIVATION_IDENTITY && mode <= TSRP_ACTIVATION_SWISH;
@@ -235,7 +213,7 @@ std::shared_ptr<matmul_plan> try_candidate(const dnnl::engine& engine, const tsr
       ops.append_binary(alg::binary_add, bias_md);
     }
   }
-  const std::optional<eltwise_op> act = eltwise_op_for(p.activation_mode, p.activation_coef);
+  const std::optional<eltwise_op> act = eltwise_post_op_for(p.activation_mode, p.activation_coef);
   const bool blend_first = p.epilogue_order == TSRP_MATMUL_BLEND_BEFORE_ACTIVATION;
   if (beta != 0.0f && blend_first) ops.append_sum(beta);
   if (act) ops.append_eltwise(act->algorithm, act->alg_alpha, act->alg_beta);
