@@ -21,6 +21,7 @@
 #include "onednn_memory_desc.hpp"
 #include "onednn_primitive_cache.hpp"
 #include "onednn_reorder_step.hpp"
+#include "onednn_staged_kernel.hpp"
 #include "onednn_workspace.hpp"
 
 #include <algorithm>
@@ -205,81 +206,17 @@ std::shared_ptr<activation_plan> choose_plan(const dnnl::engine& engine,
   return staged;
 }
 
-void instantiate(activation_plan& plan) {
-  annotate("oneDNN eltwise primitive creation", [&] {
-    if (plan.backward)
-      plan.eltwise = dnnl::eltwise_backward(plan.backward_pd);
-    else
-      plan.eltwise = dnnl::eltwise_forward(plan.forward_pd);
-    for (auto* step : {&plan.x_in, &plan.dy_in, &plan.out})
-      if (*step) (*step)->instantiate();
-  });
+// Under staged_kernel's "oneDNN ... primitive creation" annotation.
+void create_primitives(activation_plan& plan) {
+  if (plan.backward)
+    plan.eltwise = dnnl::eltwise_backward(plan.backward_pd);
+  else
+    plan.eltwise = dnnl::eltwise_forward(plan.forward_pd);
+  for (auto* step : {&plan.x_in, &plan.dy_in, &plan.out})
+    if (*step) (*step)->instantiate();
 }
 
-struct activation_query final : cached_entry {
-  std::string reason;  // empty: implementable
-  size_t workspace_bytes = 0;
-};
-
-std::shared_ptr<const activation_query> query(const tsrpActivationProblem& p, bool backward) {
-  static shared_cache answers;
-  return answers.get_or_create<activation_query>(problem_key(p, backward).str(), [&] {
-    auto q = std::make_shared<activation_query>();
-    q->reason = check_problem(p, backward);
-    if (!q->reason.empty() || element_count(p.x) == 0) return q;
-    // Workspace: the largest over the alpha/beta shapes, which choose different paths.
-    const std::pair<float, float> shapes[] = {{1.0f, 0.0f}, {2.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 1.0f}};
-    for (const auto& [alpha, beta] : shapes) {
-      try {
-        q->workspace_bytes = std::max(
-            q->workspace_bytes, choose_plan(query_engine(), p, backward, alpha, beta)->workspace_bytes);
-      } catch (const plugin_error& e) {
-        if (e.status() != TSRP_STATUS_NOT_SUPPORTED) throw;
-        q->reason = e.what();
-        return q;
-      }
-    }
-    return q;
-  });
-}
-
-template <bool Backward>
-int can_implement(void* /*user_data*/, const void* problem, char* reason, size_t reason_size) {
-  try {
-    tsrpActivationProblem p;
-    if (!read_struct(problem, p)) {
-      write_message(reason, reason_size, "null or truncated activation problem");
-      return 0;
-    }
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) {
-      write_message(reason, reason_size, q->reason);
-      return 0;
-    }
-    return 1;
-  } catch (...) {
-    status_from_current_exception("oneDNN eltwise query", reason, reason_size);
-    return 0;
-  }
-}
-
-template <bool Backward>
-tsrpStatus_t workspace_size(void* /*user_data*/, const void* problem, size_t* bytes) {
-  char message[512];
-  const tsrpStatus_t status = guard("oneDNN eltwise workspace query", message, sizeof message, [&] {
-    tsrpActivationProblem p;
-    if (bytes == nullptr || !read_struct(problem, p))
-      throw_bad_param("eltwise workspace_size: null argument");
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) throw_not_supported(q->reason);
-    *bytes = q->workspace_bytes;
-    return TSRP_STATUS_SUCCESS;
-  });
-  if (status != TSRP_STATUS_SUCCESS) log_message(TSRP_LOG_WARN, message);
-  return status;
-}
-
-void execute(const activation_plan& plan, context& ctx, const tsrpActivationArgs& a,
+void execute_plan(const activation_plan& plan, context& ctx, const tsrpActivationArgs& a,
              void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
@@ -329,68 +266,48 @@ void execute(const activation_plan& plan, context& ctx, const tsrpActivationArgs
   stream.wait();
 }
 
+// The lifecycle (queries, plan cache, workspace check) is staged_kernel's.
 template <bool Backward>
-tsrpStatus_t run(void* /*user_data*/, void* handle, const void* problem, const void* args,
-                 void* workspace, size_t workspace_bytes, char* message, size_t message_size) {
-  const char* name = Backward ? backward_name : forward_name;
-  return guard(Backward ? "oneDNN eltwise backward" : "oneDNN eltwise forward", message,
-               message_size, [&] {
-    tsrpActivationProblem p;
-    tsrpActivationArgs a;
-    if (handle == nullptr) throw_bad_param(std::string(name) + ": null context");
-    if (!read_struct(problem, p) || !read_struct(args, a))
-      throw_bad_param(std::string(name) + ": null or truncated problem or arguments");
-    std::string reason = check_problem(p, Backward);
-    if (!reason.empty())
-      throw_not_supported(std::string(name) + " cannot run this problem: " + reason);
-    if (element_count(p.x) == 0) return TSRP_STATUS_SUCCESS;
+struct activation_traits : alpha_beta_traits<tsrpActivationArgs> {
+  using problem = tsrpActivationProblem;
+  using args = tsrpActivationArgs;
+  using plan = activation_plan;
+  static constexpr bool backward = Backward;
+  static constexpr const char* name = Backward ? backward_name : forward_name;
+  static constexpr const char* primitive = "eltwise";
+  static constexpr const char* problem_noun = "activation";
+  static std::string check(const problem& p) { return check_problem(p, Backward); }
+  static bool empty(const problem& p) { return element_count(p.x) == 0; }
+  static cache_key key(const problem& p) { return problem_key(p, Backward); }
+  static std::string check_args(const problem&, const args& a) {
     if (a.x == nullptr || (Backward ? (a.dy == nullptr || a.dx == nullptr) : a.y == nullptr))
-      throw_bad_param(std::string(name) + (Backward ? ": null x, dy or dx" : ": null x or y"));
+      return Backward ? "null x, dy or dx" : "null x or y";
+    return {};
+  }
+  static std::shared_ptr<plan> build(const dnnl::engine& engine, const problem& p, const args& a) {
+    return choose_plan(engine, p, Backward, a.alpha, a.beta);
+  }
+  static void instantiate(plan& made) { create_primitives(made); }
+  static void execute(const plan& made, context& ctx, const problem&, const args& a,
+                      void* workspace) {
+    execute_plan(made, ctx, a, workspace);
+  }
+};
 
-    context& ctx = as_context(handle);
-    cache_key key = problem_key(p, Backward);
-    key.add(double{a.alpha}).add(double{a.beta});
-    auto plan = ctx.cache().get_or_create<activation_plan>(key.str(), [&] {
-      auto made = choose_plan(ctx.engine(), p, Backward, a.alpha, a.beta);
-      instantiate(*made);
-      log_message(TSRP_LOG_DEBUG, std::string(name) + " plan: " + made->description);
-      return made;
-    });
-    if (plan->workspace_bytes > 0 && (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
-      throw_bad_param(std::string(name) + " needs a workspace of " +
-                      std::to_string(plan->workspace_bytes) + " bytes (see workspace_size), got " +
-                      std::to_string(workspace_bytes));
-    annotate("oneDNN eltwise execution", [&] { execute(*plan, ctx, a, workspace); });
-    return TSRP_STATUS_SUCCESS;
-  });
-}
-
-const tsrpKernel g_forward_kernel = {
-    sizeof(tsrpKernel),
-    forward_name,
+const tsrpKernel g_forward_kernel = staged_kernel<activation_traits<false>>::make(
     TSRP_OP_ACTIVATION_FORWARD,
     TSRP_KERNEL_DETERMINISTIC,  // elementwise: no reduction, so no order to vary
     "oneDNN eltwise forward. act() is evaluated in f32 (bf16/f16 inputs are widened); with "
     "alpha != 1, beta != 0, differing x/y strides or types, or f16 on CPUs without AVX512-FP16, "
     "the result is staged in f32 in the workspace and alpha*act + beta*y is rounded once to y's "
-    "type. gelu_tanh/tanh/sigmoid/elu/swish use oneDNN's vectorized approximations (a few ulp).",
-    nullptr,
-    can_implement<false>,
-    workspace_size<false>,
-    run<false>};
+    "type. gelu_tanh/tanh/sigmoid/elu/swish use oneDNN's vectorized approximations (a few ulp).");
 
-const tsrpKernel g_backward_kernel = {
-    sizeof(tsrpKernel),
-    backward_name,
+const tsrpKernel g_backward_kernel = staged_kernel<activation_traits<true>>::make(
     TSRP_OP_ACTIVATION_BACKWARD,
     TSRP_KERNEL_DETERMINISTIC,
     "oneDNN eltwise backward, differentiating through x (the forward output y is not used). "
     "Evaluated in f32; staged through the workspace like eltwise_fwd when alpha != 1, beta != 0, "
-    "the tensors differ in strides or type, or f16 has no native oneDNN kernel.",
-    nullptr,
-    can_implement<true>,
-    workspace_size<true>,
-    run<true>};
+    "the tensors differ in strides or type, or f16 has no native oneDNN kernel.");
 
 }  // namespace
 

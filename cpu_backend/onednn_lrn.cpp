@@ -21,6 +21,7 @@
 #include "onednn_memory_desc.hpp"
 #include "onednn_primitive_cache.hpp"
 #include "onednn_reorder_step.hpp"
+#include "onednn_staged_kernel.hpp"
 #include "onednn_workspace.hpp"
 
 #include <algorithm>
@@ -203,77 +204,15 @@ std::shared_ptr<lrn_plan> choose_plan(const dnnl::engine& engine, const tsrpLrnP
   return staged;
 }
 
-void instantiate(lrn_plan& plan) {
-  annotate("oneDNN LRN primitive creation", [&] {
-    if (!plan.backward || plan.recompute) plan.forward = dnnl::lrn_forward(plan.forward_pd);
-    if (plan.backward) plan.backward_primitive = dnnl::lrn_backward(plan.backward_pd);
-    for (auto* step : {&plan.x_in, &plan.dy_in, &plan.out})
-      if (*step) (*step)->instantiate();
-  });
+// Under staged_kernel's "oneDNN ... primitive creation" annotation.
+void create_primitives(lrn_plan& plan) {
+  if (!plan.backward || plan.recompute) plan.forward = dnnl::lrn_forward(plan.forward_pd);
+  if (plan.backward) plan.backward_primitive = dnnl::lrn_backward(plan.backward_pd);
+  for (auto* step : {&plan.x_in, &plan.dy_in, &plan.out})
+    if (*step) (*step)->instantiate();
 }
 
-struct lrn_query final : cached_entry {
-  std::string reason;
-  size_t workspace_bytes = 0;
-};
-
-std::shared_ptr<const lrn_query> query(const tsrpLrnProblem& p, bool backward) {
-  static shared_cache answers;
-  return answers.get_or_create<lrn_query>(problem_key(p, backward).str(), [&] {
-    auto q = std::make_shared<lrn_query>();
-    q->reason = check_problem(p, backward);
-    if (!q->reason.empty() || element_count(p.x) == 0) return q;
-    const std::pair<float, float> shapes[] = {{1.0f, 0.0f}, {2.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 1.0f}};
-    for (const auto& [alpha, beta] : shapes) {
-      try {
-        q->workspace_bytes = std::max(
-            q->workspace_bytes, choose_plan(query_engine(), p, backward, alpha, beta)->workspace_bytes);
-      } catch (const plugin_error& e) {
-        if (e.status() != TSRP_STATUS_NOT_SUPPORTED) throw;
-        q->reason = e.what();
-        return q;
-      }
-    }
-    return q;
-  });
-}
-
-template <bool Backward>
-int can_implement(void* /*user_data*/, const void* problem, char* reason, size_t reason_size) {
-  try {
-    tsrpLrnProblem p;
-    if (!read_struct(problem, p)) {
-      write_message(reason, reason_size, "null or truncated LRN problem");
-      return 0;
-    }
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) {
-      write_message(reason, reason_size, q->reason);
-      return 0;
-    }
-    return 1;
-  } catch (...) {
-    status_from_current_exception("oneDNN LRN query", reason, reason_size);
-    return 0;
-  }
-}
-
-template <bool Backward>
-tsrpStatus_t workspace_size(void* /*user_data*/, const void* problem, size_t* bytes) {
-  char message[512];
-  const tsrpStatus_t status = guard("oneDNN LRN workspace query", message, sizeof message, [&] {
-    tsrpLrnProblem p;
-    if (bytes == nullptr || !read_struct(problem, p)) throw_bad_param("LRN workspace_size: null argument");
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) throw_not_supported(q->reason);
-    *bytes = q->workspace_bytes;
-    return TSRP_STATUS_SUCCESS;
-  });
-  if (status != TSRP_STATUS_SUCCESS) log_message(TSRP_LOG_WARN, message);
-  return status;
-}
-
-void execute(const lrn_plan& plan, context& ctx, const tsrpLrnArgs& a, void* workspace) {
+void execute_plan(const lrn_plan& plan, context& ctx, const tsrpLrnArgs& a, void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
   void* scratchpad = workspace_at(workspace, plan.scratchpad_offset);
@@ -325,66 +264,47 @@ void execute(const lrn_plan& plan, context& ctx, const tsrpLrnArgs& a, void* wor
   stream.wait();
 }
 
+// The lifecycle (queries, plan cache, workspace check) is staged_kernel's.
 template <bool Backward>
-tsrpStatus_t run(void* /*user_data*/, void* handle, const void* problem, const void* args,
-                 void* workspace, size_t workspace_bytes, char* message, size_t message_size) {
-  const char* name = Backward ? backward_name : forward_name;
-  return guard(Backward ? "oneDNN LRN backward" : "oneDNN LRN forward", message, message_size, [&] {
-    tsrpLrnProblem p;
-    tsrpLrnArgs a;
-    if (handle == nullptr) throw_bad_param(std::string(name) + ": null context");
-    if (!read_struct(problem, p) || !read_struct(args, a))
-      throw_bad_param(std::string(name) + ": null or truncated problem or arguments");
-    std::string reason = check_problem(p, Backward);
-    if (!reason.empty())
-      throw_not_supported(std::string(name) + " cannot run this problem: " + reason);
-    if (element_count(p.x) == 0) return TSRP_STATUS_SUCCESS;
+struct lrn_traits : alpha_beta_traits<tsrpLrnArgs> {
+  using problem = tsrpLrnProblem;
+  using args = tsrpLrnArgs;
+  using plan = lrn_plan;
+  static constexpr bool backward = Backward;
+  static constexpr const char* name = Backward ? backward_name : forward_name;
+  static constexpr const char* primitive = "LRN";
+  static constexpr const char* problem_noun = "LRN";
+  static std::string check(const problem& p) { return check_problem(p, Backward); }
+  static bool empty(const problem& p) { return element_count(p.x) == 0; }
+  static cache_key key(const problem& p) { return problem_key(p, Backward); }
+  static std::string check_args(const problem&, const args& a) {
     if (a.x == nullptr || (Backward ? (a.dy == nullptr || a.dx == nullptr) : a.y == nullptr))
-      throw_bad_param(std::string(name) + (Backward ? ": null x, dy or dx" : ": null x or y"));
+      return Backward ? "null x, dy or dx" : "null x or y";
+    return {};
+  }
+  static std::shared_ptr<plan> build(const dnnl::engine& engine, const problem& p, const args& a) {
+    return choose_plan(engine, p, Backward, a.alpha, a.beta);
+  }
+  static void instantiate(plan& made) { create_primitives(made); }
+  static void execute(const plan& made, context& ctx, const problem&, const args& a,
+                      void* workspace) {
+    execute_plan(made, ctx, a, workspace);
+  }
+};
 
-    context& ctx = as_context(handle);
-    cache_key key = problem_key(p, Backward);
-    key.add(double{a.alpha}).add(double{a.beta});
-    auto plan = ctx.cache().get_or_create<lrn_plan>(key.str(), [&] {
-      auto made = choose_plan(ctx.engine(), p, Backward, a.alpha, a.beta);
-      instantiate(*made);
-      log_message(TSRP_LOG_DEBUG, std::string(name) + " plan: " + made->description);
-      return made;
-    });
-    if (plan->workspace_bytes > 0 && (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
-      throw_bad_param(std::string(name) + " needs a workspace of " +
-                      std::to_string(plan->workspace_bytes) + " bytes (see workspace_size), got " +
-                      std::to_string(workspace_bytes));
-    annotate("oneDNN LRN execution", [&] { execute(*plan, ctx, a, workspace); });
-    return TSRP_STATUS_SUCCESS;
-  });
-}
-
-const tsrpKernel g_forward_kernel = {
-    sizeof(tsrpKernel),
-    forward_name,
+const tsrpKernel g_forward_kernel = staged_kernel<lrn_traits<false>>::make(
     TSRP_OP_LRN_FORWARD,
     TSRP_KERNEL_DETERMINISTIC,
     "oneDNN lrn_across_channels forward, odd n only (oneDNN's even-n window differs from "
     "cuDNN's). The sum of squares and the power are evaluated in f32 (powf or oneDNN's "
     "approximation); with alpha != 1, beta != 0, differing x/y types or strides, or f16 without "
-    "AVX512-FP16, staged in f32 in the workspace and rounded once to y's type.",
-    nullptr,
-    can_implement<false>,
-    workspace_size<false>,
-    run<false>};
+    "AVX512-FP16, staged in f32 in the workspace and rounded once to y's type.");
 
-const tsrpKernel g_backward_kernel = {
-    sizeof(tsrpKernel),
-    backward_name,
+const tsrpKernel g_backward_kernel = staged_kernel<lrn_traits<true>>::make(
     TSRP_OP_LRN_BACKWARD,
     TSRP_KERNEL_DETERMINISTIC,
     "oneDNN lrn_across_channels backward, odd n only. oneDNN's forward-training workspace is "
-    "recomputed from x in the workspace (y is not read). Computed in f32; staged like lrn_fwd.",
-    nullptr,
-    can_implement<true>,
-    workspace_size<true>,
-    run<true>};
+    "recomputed from x in the workspace (y is not read). Computed in f32; staged like lrn_fwd.");
 
 }  // namespace
 

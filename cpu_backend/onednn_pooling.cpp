@@ -24,6 +24,7 @@
 #include "onednn_memory_desc.hpp"
 #include "onednn_primitive_cache.hpp"
 #include "onednn_reorder_step.hpp"
+#include "onednn_staged_kernel.hpp"
 #include "onednn_workspace.hpp"
 
 #include <algorithm>
@@ -247,78 +248,15 @@ std::shared_ptr<pool_plan> choose_plan(const dnnl::engine& engine, const tsrpPoo
   return staged;
 }
 
-void instantiate(pool_plan& plan) {
-  annotate("oneDNN pooling primitive creation", [&] {
-    if (!plan.backward || plan.recompute) plan.forward = dnnl::pooling_forward(plan.forward_pd);
-    if (plan.backward) plan.backward_primitive = dnnl::pooling_backward(plan.backward_pd);
-    for (auto* step : {&plan.x_in, &plan.dy_in, &plan.out})
-      if (*step) (*step)->instantiate();
-  });
+// Under staged_kernel's "oneDNN ... primitive creation" annotation.
+void create_primitives(pool_plan& plan) {
+  if (!plan.backward || plan.recompute) plan.forward = dnnl::pooling_forward(plan.forward_pd);
+  if (plan.backward) plan.backward_primitive = dnnl::pooling_backward(plan.backward_pd);
+  for (auto* step : {&plan.x_in, &plan.dy_in, &plan.out})
+    if (*step) (*step)->instantiate();
 }
 
-struct pool_query final : cached_entry {
-  std::string reason;
-  size_t workspace_bytes = 0;
-};
-
-std::shared_ptr<const pool_query> query(const tsrpPoolingProblem& p, bool backward) {
-  static shared_cache answers;
-  return answers.get_or_create<pool_query>(problem_key(p, backward).str(), [&] {
-    auto q = std::make_shared<pool_query>();
-    q->reason = check_problem(p, backward);
-    if (!q->reason.empty() || element_count(p.x) == 0) return q;
-    const std::pair<float, float> shapes[] = {{1.0f, 0.0f}, {2.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 1.0f}};
-    for (const auto& [alpha, beta] : shapes) {
-      try {
-        q->workspace_bytes = std::max(
-            q->workspace_bytes, choose_plan(query_engine(), p, backward, alpha, beta)->workspace_bytes);
-      } catch (const plugin_error& e) {
-        if (e.status() != TSRP_STATUS_NOT_SUPPORTED) throw;
-        q->reason = e.what();
-        return q;
-      }
-    }
-    return q;
-  });
-}
-
-template <bool Backward>
-int can_implement(void* /*user_data*/, const void* problem, char* reason, size_t reason_size) {
-  try {
-    tsrpPoolingProblem p;
-    if (!read_struct(problem, p)) {
-      write_message(reason, reason_size, "null or truncated pooling problem");
-      return 0;
-    }
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) {
-      write_message(reason, reason_size, q->reason);
-      return 0;
-    }
-    return 1;
-  } catch (...) {
-    status_from_current_exception("oneDNN pooling query", reason, reason_size);
-    return 0;
-  }
-}
-
-template <bool Backward>
-tsrpStatus_t workspace_size(void* /*user_data*/, const void* problem, size_t* bytes) {
-  char message[512];
-  const tsrpStatus_t status = guard("oneDNN pooling workspace query", message, sizeof message, [&] {
-    tsrpPoolingProblem p;
-    if (bytes == nullptr || !read_struct(problem, p))
-      throw_bad_param("pooling workspace_size: null argument");
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) throw_not_supported(q->reason);
-    *bytes = q->workspace_bytes;
-    return TSRP_STATUS_SUCCESS;
-  });
-  if (status != TSRP_STATUS_SUCCESS) log_message(TSRP_LOG_WARN, message);
-  return status;
-}
-
-void execute(const pool_plan& plan, context& ctx, const tsrpPoolingArgs& a, void* workspace) {
+void execute_plan(const pool_plan& plan, context& ctx, const tsrpPoolingArgs& a, void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
   void* scratchpad = workspace_at(workspace, plan.scratchpad_offset);
@@ -377,71 +315,50 @@ void execute(const pool_plan& plan, context& ctx, const tsrpPoolingArgs& a, void
   stream.wait();
 }
 
+// The lifecycle (queries, plan cache, workspace check) is staged_kernel's.
 template <bool Backward>
-tsrpStatus_t run(void* /*user_data*/, void* handle, const void* problem, const void* args,
-                 void* workspace, size_t workspace_bytes, char* message, size_t message_size) {
-  const char* name = Backward ? backward_name : forward_name;
-  return guard(Backward ? "oneDNN pooling backward" : "oneDNN pooling forward", message,
-               message_size, [&] {
-    tsrpPoolingProblem p;
-    tsrpPoolingArgs a;
-    if (handle == nullptr) throw_bad_param(std::string(name) + ": null context");
-    if (!read_struct(problem, p) || !read_struct(args, a))
-      throw_bad_param(std::string(name) + ": null or truncated problem or arguments");
-    std::string reason = check_problem(p, Backward);
-    if (!reason.empty())
-      throw_not_supported(std::string(name) + " cannot run this problem: " + reason);
-    if (element_count(p.x) == 0) return TSRP_STATUS_SUCCESS;
-    if (Backward ? (a.x == nullptr || a.dy == nullptr || a.dx == nullptr)
-                 : (a.x == nullptr || a.y == nullptr))
-      throw_bad_param(std::string(name) + (Backward ? ": null x, dy or dx" : ": null x or y"));
+struct pool_traits : alpha_beta_traits<tsrpPoolingArgs> {
+  using problem = tsrpPoolingProblem;
+  using args = tsrpPoolingArgs;
+  using plan = pool_plan;
+  static constexpr bool backward = Backward;
+  static constexpr const char* name = Backward ? backward_name : forward_name;
+  static constexpr const char* primitive = "pooling";
+  static constexpr const char* problem_noun = "pooling";
+  static std::string check(const problem& p) { return check_problem(p, Backward); }
+  static bool empty(const problem& p) { return element_count(p.x) == 0; }
+  static cache_key key(const problem& p) { return problem_key(p, Backward); }
+  static std::string check_args(const problem&, const args& a) {
+    if (a.x == nullptr || (Backward ? (a.dy == nullptr || a.dx == nullptr) : a.y == nullptr))
+      return Backward ? "null x, dy or dx" : "null x or y";
+    return {};
+  }
+  static std::shared_ptr<plan> build(const dnnl::engine& engine, const problem& p, const args& a) {
+    return choose_plan(engine, p, Backward, a.alpha, a.beta);
+  }
+  static void instantiate(plan& made) { create_primitives(made); }
+  static void execute(const plan& made, context& ctx, const problem&, const args& a,
+                      void* workspace) {
+    execute_plan(made, ctx, a, workspace);
+  }
+};
 
-    context& ctx = as_context(handle);
-    cache_key key = problem_key(p, Backward);
-    key.add(double{a.alpha}).add(double{a.beta});
-    auto plan = ctx.cache().get_or_create<pool_plan>(key.str(), [&] {
-      auto made = choose_plan(ctx.engine(), p, Backward, a.alpha, a.beta);
-      instantiate(*made);
-      log_message(TSRP_LOG_DEBUG, std::string(name) + " plan: " + made->description);
-      return made;
-    });
-    if (plan->workspace_bytes > 0 && (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
-      throw_bad_param(std::string(name) + " needs a workspace of " +
-                      std::to_string(plan->workspace_bytes) + " bytes (see workspace_size), got " +
-                      std::to_string(workspace_bytes));
-    annotate("oneDNN pooling execution", [&] { execute(*plan, ctx, a, workspace); });
-    return TSRP_STATUS_SUCCESS;
-  });
-}
-
-const tsrpKernel g_forward_kernel = {
-    sizeof(tsrpKernel),
-    forward_name,
+const tsrpKernel g_forward_kernel = staged_kernel<pool_traits<false>>::make(
     TSRP_OP_POOLING_FORWARD,
     TSRP_KERNEL_DETERMINISTIC,  // each output is one window's max or sum, in a fixed order
     "oneDNN pooling forward (max, average with or without padding), 2-D and 3-D. Averages sum "
     "in f32; with alpha != 1, beta != 0, differing x/y types or layouts no fast kernel takes, "
     "or f16 on CPUs without AVX512-FP16, the result is staged in f32 in the workspace and "
     "alpha*pool + beta*y is rounded once to y's type. NaN inputs to max pooling: oneDNN does not "
-    "define which wins, so nan_propagation is only honoured for NaN-free inputs.",
-    nullptr,
-    can_implement<false>,
-    workspace_size<false>,
-    run<false>};
+    "define which wins, so nan_propagation is only honoured for NaN-free inputs.");
 
-const tsrpKernel g_backward_kernel = {
-    sizeof(tsrpKernel),
-    backward_name,
+const tsrpKernel g_backward_kernel = staged_kernel<pool_traits<true>>::make(
     TSRP_OP_POOLING_BACKWARD,
     TSRP_KERNEL_DETERMINISTIC,
     "oneDNN pooling backward. Max: the argmax is recomputed from x by oneDNN's forward-training "
     "pooling into the workspace (y is not read); each dy goes to the first maximum of its window "
     "in window order. Staged through f32 in the workspace like pool_fwd when alpha != 1, "
-    "beta != 0, or the type/layout has no fast oneDNN kernel.",
-    nullptr,
-    can_implement<true>,
-    workspace_size<true>,
-    run<true>};
+    "beta != 0, or the type/layout has no fast oneDNN kernel.");
 
 }  // namespace
 

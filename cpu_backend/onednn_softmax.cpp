@@ -21,6 +21,7 @@
 #include "onednn_memory_desc.hpp"
 #include "onednn_primitive_cache.hpp"
 #include "onednn_reorder_step.hpp"
+#include "onednn_staged_kernel.hpp"
 #include "onednn_workspace.hpp"
 
 #include <algorithm>
@@ -257,80 +258,17 @@ std::shared_ptr<softmax_plan> choose_plan(const dnnl::engine& engine, const tsrp
   return staged;
 }
 
-void instantiate(softmax_plan& plan) {
-  annotate("oneDNN softmax primitive creation", [&] {
-    if (plan.backward)
-      plan.softmax = dnnl::softmax_backward(plan.backward_pd);
-    else
-      plan.softmax = dnnl::softmax_forward(plan.forward_pd);
-    for (auto* step : {&plan.in_step, &plan.dy_step, &plan.out_step})
-      if (*step) (*step)->instantiate();
-  });
+// Under staged_kernel's "oneDNN ... primitive creation" annotation.
+void create_primitives(softmax_plan& plan) {
+  if (plan.backward)
+    plan.softmax = dnnl::softmax_backward(plan.backward_pd);
+  else
+    plan.softmax = dnnl::softmax_forward(plan.forward_pd);
+  for (auto* step : {&plan.in_step, &plan.dy_step, &plan.out_step})
+    if (*step) (*step)->instantiate();
 }
 
-struct softmax_query final : cached_entry {
-  std::string reason;
-  size_t workspace_bytes = 0;
-};
-
-std::shared_ptr<const softmax_query> query(const tsrpSoftmaxProblem& p, bool backward) {
-  static shared_cache answers;
-  return answers.get_or_create<softmax_query>(problem_key(p, backward).str(), [&] {
-    auto q = std::make_shared<softmax_query>();
-    q->reason = check_problem(p, backward);
-    if (!q->reason.empty() || element_count(*roles_of(p, backward).in) == 0) return q;
-    const std::pair<float, float> shapes[] = {{1.0f, 0.0f}, {2.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 1.0f}};
-    for (const auto& [alpha, beta] : shapes) {
-      try {
-        q->workspace_bytes = std::max(
-            q->workspace_bytes, choose_plan(query_engine(), p, backward, alpha, beta)->workspace_bytes);
-      } catch (const plugin_error& e) {
-        if (e.status() != TSRP_STATUS_NOT_SUPPORTED) throw;
-        q->reason = e.what();
-        return q;
-      }
-    }
-    return q;
-  });
-}
-
-template <bool Backward>
-int can_implement(void* /*user_data*/, const void* problem, char* reason, size_t reason_size) {
-  try {
-    tsrpSoftmaxProblem p;
-    if (!read_struct(problem, p)) {
-      write_message(reason, reason_size, "null or truncated softmax problem");
-      return 0;
-    }
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) {
-      write_message(reason, reason_size, q->reason);
-      return 0;
-    }
-    return 1;
-  } catch (...) {
-    status_from_current_exception("oneDNN softmax query", reason, reason_size);
-    return 0;
-  }
-}
-
-template <bool Backward>
-tsrpStatus_t workspace_size(void* /*user_data*/, const void* problem, size_t* bytes) {
-  char message[512];
-  const tsrpStatus_t status = guard("oneDNN softmax workspace query", message, sizeof message, [&] {
-    tsrpSoftmaxProblem p;
-    if (bytes == nullptr || !read_struct(problem, p))
-      throw_bad_param("softmax workspace_size: null argument");
-    auto q = query(p, Backward);
-    if (!q->reason.empty()) throw_not_supported(q->reason);
-    *bytes = q->workspace_bytes;
-    return TSRP_STATUS_SUCCESS;
-  });
-  if (status != TSRP_STATUS_SUCCESS) log_message(TSRP_LOG_WARN, message);
-  return status;
-}
-
-void execute(const softmax_plan& plan, context& ctx, const tsrpSoftmaxArgs& a, void* workspace) {
+void execute_plan(const softmax_plan& plan, context& ctx, const tsrpSoftmaxArgs& a, void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
   void* scratchpad = workspace_at(workspace, plan.scratchpad_offset);
@@ -373,69 +311,49 @@ void execute(const softmax_plan& plan, context& ctx, const tsrpSoftmaxArgs& a, v
   stream.wait();
 }
 
+// The lifecycle (queries, plan cache, workspace check) is staged_kernel's.
 template <bool Backward>
-tsrpStatus_t run(void* /*user_data*/, void* handle, const void* problem, const void* args,
-                 void* workspace, size_t workspace_bytes, char* message, size_t message_size) {
-  const char* name = Backward ? backward_name : forward_name;
-  return guard(Backward ? "oneDNN softmax backward" : "oneDNN softmax forward", message,
-               message_size, [&] {
-    tsrpSoftmaxProblem p;
-    tsrpSoftmaxArgs a;
-    if (handle == nullptr) throw_bad_param(std::string(name) + ": null context");
-    if (!read_struct(problem, p) || !read_struct(args, a))
-      throw_bad_param(std::string(name) + ": null or truncated problem or arguments");
-    std::string reason = check_problem(p, Backward);
-    if (!reason.empty())
-      throw_not_supported(std::string(name) + " cannot run this problem: " + reason);
-    if (element_count(*roles_of(p, Backward).in) == 0) return TSRP_STATUS_SUCCESS;
+struct softmax_traits : alpha_beta_traits<tsrpSoftmaxArgs> {
+  using problem = tsrpSoftmaxProblem;
+  using args = tsrpSoftmaxArgs;
+  using plan = softmax_plan;
+  static constexpr bool backward = Backward;
+  static constexpr const char* name = Backward ? backward_name : forward_name;
+  static constexpr const char* primitive = "softmax";
+  static constexpr const char* problem_noun = "softmax";
+  static std::string check(const problem& p) { return check_problem(p, Backward); }
+  static bool empty(const problem& p) { return element_count(*roles_of(p, Backward).in) == 0; }
+  static cache_key key(const problem& p) { return problem_key(p, Backward); }
+  static std::string check_args(const problem&, const args& a) {
     if (Backward ? (a.y_in == nullptr || a.dy == nullptr || a.dx == nullptr)
                  : (a.x == nullptr || a.y == nullptr))
-      throw_bad_param(std::string(name) + (Backward ? ": null y, dy or dx" : ": null x or y"));
+      return Backward ? "null y, dy or dx" : "null x or y";
+    return {};
+  }
+  static std::shared_ptr<plan> build(const dnnl::engine& engine, const problem& p, const args& a) {
+    return choose_plan(engine, p, Backward, a.alpha, a.beta);
+  }
+  static void instantiate(plan& made) { create_primitives(made); }
+  static void execute(const plan& made, context& ctx, const problem&, const args& a,
+                      void* workspace) {
+    execute_plan(made, ctx, a, workspace);
+  }
+};
 
-    context& ctx = as_context(handle);
-    cache_key key = problem_key(p, Backward);
-    key.add(double{a.alpha}).add(double{a.beta});
-    auto plan = ctx.cache().get_or_create<softmax_plan>(key.str(), [&] {
-      auto made = choose_plan(ctx.engine(), p, Backward, a.alpha, a.beta);
-      instantiate(*made);
-      log_message(TSRP_LOG_DEBUG, std::string(name) + " plan: " + made->description);
-      return made;
-    });
-    if (plan->workspace_bytes > 0 && (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
-      throw_bad_param(std::string(name) + " needs a workspace of " +
-                      std::to_string(plan->workspace_bytes) + " bytes (see workspace_size), got " +
-                      std::to_string(workspace_bytes));
-    annotate("oneDNN softmax execution", [&] { execute(*plan, ctx, a, workspace); });
-    return TSRP_STATUS_SUCCESS;
-  });
-}
-
-const tsrpKernel g_forward_kernel = {
-    sizeof(tsrpKernel),
-    forward_name,
+const tsrpKernel g_forward_kernel = staged_kernel<softmax_traits<false>>::make(
     TSRP_OP_SOFTMAX_FORWARD,
     TSRP_KERNEL_DETERMINISTIC,  // one reduction per row, in a fixed order for a given machine
     "oneDNN softmax forward (accurate: max subtracted; log; FAST is computed as accurate). exp "
     "and log are oneDNN's vectorized f32 approximations; with alpha != 1, beta != 0, differing "
     "x/y types or strides, instance mode over a layout that is not one dense block per n, or f16 "
     "on CPUs without AVX512-FP16, the rows are staged in f32 in the workspace and alpha*softmax "
-    "+ beta*y is rounded once to y's type.",
-    nullptr,
-    can_implement<false>,
-    workspace_size<false>,
-    run<false>};
+    "+ beta*y is rounded once to y's type.");
 
-const tsrpKernel g_backward_kernel = {
-    sizeof(tsrpKernel),
-    backward_name,
+const tsrpKernel g_backward_kernel = staged_kernel<softmax_traits<true>>::make(
     TSRP_OP_SOFTMAX_BACKWARD,
     TSRP_KERNEL_DETERMINISTIC,
     "oneDNN softmax backward from the forward output y: accurate y*(dy - sum(dy*y)), log "
-    "dy - exp(y)*sum(dy). Computed in f32; staged through the workspace like softmax_fwd.",
-    nullptr,
-    can_implement<true>,
-    workspace_size<true>,
-    run<true>};
+    "dy - exp(y)*sum(dy). Computed in f32; staged through the workspace like softmax_fwd.");
 
 }  // namespace
 

@@ -18,6 +18,10 @@
 //     static void instantiate(plan&);
 //     static void execute(const plan&, context&, const problem&, const args&, void* workspace);
 //   };
+//
+// The texts of its messages come from a Labels class (tensor_op_labels by default); the
+// forward/backward primitive kernels (LRN, pooling, softmax, eltwise) run the same lifecycle with
+// their own texts, through onednn_staged_kernel.hpp.
 #pragma once
 
 #include "onednn_abi_struct.hpp"
@@ -37,14 +41,29 @@ struct tensor_op_plan : cached_entry {
   std::string description;  // implementations chosen (impl_info_str), logged at debug level
 };
 
+// Where the lifecycle's messages and guard/annotate labels come from; each returns the text.
+// These are the tensor ops' texts, named after the kernel.
 template <class Traits>
+struct tensor_op_labels {
+  static std::string null_problem() { return std::string(Traits::name) + ": null or truncated problem"; }
+  static std::string query() { return Traits::name; }            // can_implement's guard
+  static std::string workspace_query() { return Traits::name; }  // workspace_size's guard
+  static std::string workspace_null() {
+    return std::string(Traits::name) + " workspace_size: null argument";
+  }
+  static std::string run() { return Traits::name; }  // run's guard
+  static std::string creation() { return "oneDNN primitive creation"; }
+  static std::string execution() { return "oneDNN execution"; }
+};
+
+template <class Traits, class Labels = tensor_op_labels<Traits>>
 class tensor_op_kernel {
  public:
   using problem_t = typename Traits::problem;
   using args_t = typename Traits::args;
   using plan_t = typename Traits::plan;
 
-  static tsrpKernel make(int32_t operation, uint32_t flags, const char* notes) {
+  static constexpr tsrpKernel make(int32_t operation, uint32_t flags, const char* notes) {
     return tsrpKernel{sizeof(tsrpKernel), Traits::name, operation, flags, notes, nullptr,
                       can_implement, workspace_size, run};
   }
@@ -80,7 +99,7 @@ class tensor_op_kernel {
     try {
       problem_t p;
       if (!read_struct(problem, p)) {
-        write_message(reason, reason_size, std::string(Traits::name) + ": null or truncated problem");
+        write_message(reason, reason_size, Labels::null_problem());
         return 0;
       }
       auto q = query(p);
@@ -90,17 +109,16 @@ class tensor_op_kernel {
       }
       return 1;
     } catch (...) {
-      status_from_current_exception(Traits::name, reason, reason_size);
+      status_from_current_exception(Labels::query().c_str(), reason, reason_size);
       return 0;
     }
   }
 
   static tsrpStatus_t workspace_size(void*, const void* problem, size_t* bytes) {
     char message[512];
-    const tsrpStatus_t status = guard(Traits::name, message, sizeof message, [&] {
+    const tsrpStatus_t status = guard(Labels::workspace_query().c_str(), message, sizeof message, [&] {
       problem_t p;
-      if (bytes == nullptr || !read_struct(problem, p))
-        throw_bad_param(std::string(Traits::name) + " workspace_size: null argument");
+      if (bytes == nullptr || !read_struct(problem, p)) throw_bad_param(Labels::workspace_null());
       auto q = query(p);
       if (!q->reason.empty()) throw_not_supported(q->reason);
       *bytes = q->workspace_bytes;
@@ -113,7 +131,7 @@ class tensor_op_kernel {
   static tsrpStatus_t run(void*, void* handle, const void* problem, const void* args,
                           void* workspace, size_t workspace_bytes, char* message,
                           size_t message_size) {
-    return guard(Traits::name, message, message_size, [&] {
+    return guard(Labels::run().c_str(), message, message_size, [&] {
       problem_t p;
       args_t a;
       const std::string name = Traits::name;
@@ -131,7 +149,7 @@ class tensor_op_kernel {
       Traits::add_args(key, a);
       auto plan = ctx.cache().get_or_create<plan_t>(key.str(), [&] {
         auto made = Traits::build(ctx.engine(), p, a);
-        annotate("oneDNN primitive creation", [&] { Traits::instantiate(*made); });
+        annotate(Labels::creation().c_str(), [&] { Traits::instantiate(*made); });
         log_message(TSRP_LOG_DEBUG, name + " plan: " + made->description);
         return made;
       });
@@ -139,7 +157,7 @@ class tensor_op_kernel {
           (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
         throw_bad_param(name + " needs a workspace of " + std::to_string(plan->workspace_bytes) +
                         " bytes (see workspace_size), got " + std::to_string(workspace_bytes));
-      annotate("oneDNN execution", [&] { Traits::execute(*plan, ctx, p, a, workspace); });
+      annotate(Labels::execution().c_str(), [&] { Traits::execute(*plan, ctx, p, a, workspace); });
       return TSRP_STATUS_SUCCESS;
     });
   }

@@ -29,7 +29,11 @@ for t in "$c"/bin/tessera_*test*; do
     tessera_trace_log_test) envs=(TESSERA_LOG_LEVEL=trace TESSERA_LOG_FILE="$out/trace_log_test.log") ;;
     tessera_api_test) envs=(TESSERA_LOG_LEVEL=off) ;;
   esac
-  env "${envs[@]}" "$t" > "$out/$name.log" 2>&1
+  args=()
+  # The *Validation suites exercise CPU handles with the oneDNN plugin, which is not carried (its
+  # 55 MB libdnnl does not fit the carry); CI runs them.
+  [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*')
+  env "${envs[@]}" "$t" "${args[@]}" > "$out/$name.log" 2>&1
   rc=$?
   summary=$(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/$name.log" | tr '\n' ' ' | cut -c1-120)
   row "$name" "rc=$rc $summary"
