@@ -1,6 +1,6 @@
 // Activation forward and backward: validation, problem building, dispatch.
-#include "dispatch.hpp"
 #include "error_state.hpp"
+#include "forward_backward_checks.hpp"
 #include "problem_text.hpp"
 #include "validation.hpp"
 
@@ -17,14 +17,6 @@ tsrStatus_t check_activation(const char* fn, tsrActivationDescriptor_t act) {
   if (!act->is_set)
     return fail(TSR_STATUS_BAD_PARAM_NOT_INITIALIZED,
                 std::string(fn) + ": act was created but never set (call tsrSetActivationDescriptor)");
-  return TSR_STATUS_SUCCESS;
-}
-
-tsrStatus_t check_scalars(const char* fn, float alpha, float beta) {
-  if (!std::isfinite(alpha))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": alpha is not finite");
-  if (!std::isfinite(beta))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": beta is not finite");
   return TSR_STATUS_SUCCESS;
 }
 
@@ -94,33 +86,18 @@ TSR_API tsrStatus_t tsrActivationForward(tsrHandle_t handle, tsrActivationDescri
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
     if (tsrStatus_t s = check_activation(fn, act)) return s;
-    if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-    if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
+    if (tsrStatus_t s = check_forward_tensors(fn, x_desc, y_desc)) return s;
+    // Activation checks the data pointers before the shapes (the others after): kept as it was.
+    if (tsrStatus_t s = check_forward_data(fn, x, y, alpha, beta)) return s;
     if (tsrStatus_t s = check_same_shape(fn, "x_desc", x_desc->tensor, "y_desc", y_desc->tensor))
       return s;
     tsrpActivationProblem problem{};
     problem.struct_size = sizeof(problem);
     problem.mode = act->mode;
     problem.coef = act->coef;
-    problem.x = x_desc->tensor;
-    problem.y = y_desc->tensor;
-    tsrpActivationArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y = y;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_ACTIVATION_FORWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    call.describe = describe_forward;
-    return dispatch(*handle, call);
+    fill_forward_tensors(x_desc, y_desc, &problem);
+    return dispatch_forward<tsrpActivationArgs>(*handle, fn, TSR_OP_ACTIVATION_FORWARD, &problem,
+                                                algo, x, y, alpha, beta, describe_forward);
   });
 }
 
@@ -134,42 +111,17 @@ TSR_API tsrStatus_t tsrActivationBackward(tsrHandle_t handle, tsrActivationDescr
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
     if (tsrStatus_t s = check_activation(fn, act)) return s;
-    if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
-    if (tsrStatus_t s = check_tensor(fn, "dy_desc", dy_desc)) return s;
-    if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-    if (tsrStatus_t s = check_tensor(fn, "dx_desc", dx_desc)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "dy", dy)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "dx", dx)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    if (tsrStatus_t s = check_same_shape(fn, "x_desc", x_desc->tensor, "y_desc", y_desc->tensor)) return s;
-    if (tsrStatus_t s = check_same_shape(fn, "x_desc", x_desc->tensor, "dy_desc", dy_desc->tensor)) return s;
-    if (tsrStatus_t s = check_same_shape(fn, "x_desc", x_desc->tensor, "dx_desc", dx_desc->tensor)) return s;
+    if (tsrStatus_t s = check_backward_tensors(fn, y_desc, dy_desc, x_desc, dx_desc)) return s;
+    if (tsrStatus_t s = check_backward_data(fn, y, dy, x, dx, alpha, beta)) return s;
+    if (tsrStatus_t s = check_backward_shapes_as_x(fn, y_desc, dy_desc, x_desc, dx_desc)) return s;
     tsrpActivationProblem problem{};
     problem.struct_size = sizeof(problem);
     problem.mode = act->mode;
     problem.coef = act->coef;
-    problem.x = x_desc->tensor;
-    problem.y = y_desc->tensor;
-    problem.dy = dy_desc->tensor;
-    problem.dx = dx_desc->tensor;
-    tsrpActivationArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y_in = y;
-    args.dy = dy;
-    args.dx = dx;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_ACTIVATION_BACKWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    call.describe = describe_backward;
-    return dispatch(*handle, call);
+    fill_backward_tensors(y_desc, dy_desc, x_desc, dx_desc, &problem);
+    return dispatch_backward<tsrpActivationArgs>(*handle, fn, TSR_OP_ACTIVATION_BACKWARD, &problem,
+                                                 algo, y, dy, x, dx, alpha, beta,
+                                                 describe_backward);
   });
 }
 

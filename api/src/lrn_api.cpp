@@ -1,6 +1,6 @@
 // LRN across channels, forward and backward: descriptor, validation, workspace query, dispatch.
-#include "dispatch.hpp"
 #include "error_state.hpp"
+#include "forward_backward_checks.hpp"
 #include "validation.hpp"
 
 #include <cmath>
@@ -22,25 +22,12 @@ tsrStatus_t check_lrn(const char* fn, tsrLrnDescriptor_t lrn) {
   return TSR_STATUS_SUCCESS;
 }
 
-tsrStatus_t check_scalars(const char* fn, float alpha, float beta) {
-  if (!std::isfinite(alpha))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": alpha is not finite");
-  if (!std::isfinite(beta))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": beta is not finite");
-  return TSR_STATUS_SUCCESS;
-}
-
 tsrStatus_t check_first(const char* fn, const char* name, const tsrpTensor& t) {
   if (t.ndims < 3 || t.ndims > 5)
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
                 std::string(fn) + ": " + name + " has " + std::to_string(t.ndims) +
                     " dims, expected 3 to 5 (N, C and 1 to 3 spatial dims)");
-  if (t.data_type != TSR_DATA_FLOAT && t.data_type != TSR_DATA_HALF &&
-      t.data_type != TSR_DATA_BFLOAT16)
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-                std::string(fn) + ": " + name + " has data type " + data_type_name(t.data_type) +
-                    ", expected f32, f16 or bf16");
-  return TSR_STATUS_SUCCESS;
+  return check_floating(fn, name, t);
 }
 
 void fill_parameters(const tsrLrnStruct& lrn, tsrpLrnProblem* p) {
@@ -55,14 +42,12 @@ void fill_parameters(const tsrLrnStruct& lrn, tsrpLrnProblem* p) {
 tsrStatus_t build_forward(const char* fn, tsrLrnDescriptor_t lrn, tsrTensorDescriptor_t x_desc,
                           tsrTensorDescriptor_t y_desc, tsrpLrnProblem* p) {
   if (tsrStatus_t s = check_lrn(fn, lrn)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
+  if (tsrStatus_t s = check_forward_tensors(fn, x_desc, y_desc)) return s;
   if (tsrStatus_t s = check_first(fn, "x_desc", x_desc->tensor)) return s;
   if (tsrStatus_t s = check_same_shape(fn, "x_desc", x_desc->tensor, "y_desc", y_desc->tensor))
     return s;
   fill_parameters(*lrn, p);
-  p->x = x_desc->tensor;
-  p->y = y_desc->tensor;
+  fill_forward_tensors(x_desc, y_desc, p);
   return TSR_STATUS_SUCCESS;
 }
 
@@ -70,20 +55,11 @@ tsrStatus_t build_backward(const char* fn, tsrLrnDescriptor_t lrn, tsrTensorDesc
                            tsrTensorDescriptor_t dy_desc, tsrTensorDescriptor_t x_desc,
                            tsrTensorDescriptor_t dx_desc, tsrpLrnProblem* p) {
   if (tsrStatus_t s = check_lrn(fn, lrn)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "dy_desc", dy_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "dx_desc", dx_desc)) return s;
-  const tsrpTensor& x = x_desc->tensor;
-  if (tsrStatus_t s = check_first(fn, "x_desc", x)) return s;
-  if (tsrStatus_t s = check_same_shape(fn, "x_desc", x, "y_desc", y_desc->tensor)) return s;
-  if (tsrStatus_t s = check_same_shape(fn, "x_desc", x, "dy_desc", dy_desc->tensor)) return s;
-  if (tsrStatus_t s = check_same_shape(fn, "x_desc", x, "dx_desc", dx_desc->tensor)) return s;
+  if (tsrStatus_t s = check_backward_tensors(fn, y_desc, dy_desc, x_desc, dx_desc)) return s;
+  if (tsrStatus_t s = check_first(fn, "x_desc", x_desc->tensor)) return s;
+  if (tsrStatus_t s = check_backward_shapes_as_x(fn, y_desc, dy_desc, x_desc, dx_desc)) return s;
   fill_parameters(*lrn, p);
-  p->x = x;
-  p->y = y_desc->tensor;
-  p->dy = dy_desc->tensor;
-  p->dx = dx_desc->tensor;
+  fill_backward_tensors(y_desc, dy_desc, x_desc, dx_desc, p);
   return TSR_STATUS_SUCCESS;
 }
 
@@ -157,22 +133,9 @@ TSR_API tsrStatus_t tsrLrnCrossChannelForward(tsrHandle_t handle, tsrLrnDescript
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
     tsrpLrnProblem problem;
     if (tsrStatus_t s = build_forward(fn, lrn, x_desc, y_desc, &problem)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    tsrpLrnArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y = y;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_LRN_FORWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    return dispatch(*handle, call);
+    if (tsrStatus_t s = check_forward_data(fn, x, y, alpha, beta)) return s;
+    return dispatch_forward<tsrpLrnArgs>(*handle, fn, TSR_OP_LRN_FORWARD, &problem, algo, x, y,
+                                         alpha, beta);
   });
 }
 
@@ -189,26 +152,9 @@ TSR_API tsrStatus_t tsrLrnCrossChannelBackward(tsrHandle_t handle, tsrLrnDescrip
     tsrpLrnProblem problem;
     if (tsrStatus_t s = build_backward(fn, lrn, y_desc, dy_desc, x_desc, dx_desc, &problem))
       return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "dy", dy)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "dx", dx)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    tsrpLrnArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y_in = y;
-    args.dy = dy;
-    args.dx = dx;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_LRN_BACKWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    return dispatch(*handle, call);
+    if (tsrStatus_t s = check_backward_data(fn, y, dy, x, dx, alpha, beta)) return s;
+    return dispatch_backward<tsrpLrnArgs>(*handle, fn, TSR_OP_LRN_BACKWARD, &problem, algo, y, dy,
+                                          x, dx, alpha, beta);
   });
 }
 

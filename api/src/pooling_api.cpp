@@ -1,6 +1,6 @@
 // Pooling forward and backward: descriptor, output shape, validation, workspace query, dispatch.
-#include "dispatch.hpp"
 #include "error_state.hpp"
+#include "forward_backward_checks.hpp"
 #include "validation.hpp"
 
 #include <algorithm>
@@ -28,23 +28,6 @@ tsrStatus_t check_pool(const char* fn, tsrPoolingDescriptor_t pool) {
     return fail(TSR_STATUS_BAD_PARAM_NOT_INITIALIZED,
                 std::string(fn) + ": pool was created but never set (call tsrSetPoolingNdDescriptor)");
   return TSR_STATUS_SUCCESS;
-}
-
-tsrStatus_t check_scalars(const char* fn, float alpha, float beta) {
-  if (!std::isfinite(alpha))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": alpha is not finite");
-  if (!std::isfinite(beta))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": beta is not finite");
-  return TSR_STATUS_SUCCESS;
-}
-
-tsrStatus_t check_floating(const char* fn, const char* name, const tsrpTensor& t) {
-  if (t.data_type == TSR_DATA_FLOAT || t.data_type == TSR_DATA_HALF ||
-      t.data_type == TSR_DATA_BFLOAT16)
-    return TSR_STATUS_SUCCESS;
-  return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-              std::string(fn) + ": " + name + " has data type " + data_type_name(t.data_type) +
-                  ", expected f32, f16 or bf16");
 }
 
 // The output shape of pooling x (dims only; data type and strides of x).
@@ -96,14 +79,12 @@ tsrStatus_t check_pair(const char* fn, const tsrPoolingStruct& pool, const char*
 tsrStatus_t build_forward(const char* fn, tsrPoolingDescriptor_t pool, tsrTensorDescriptor_t x_desc,
                           tsrTensorDescriptor_t y_desc, tsrpPoolingProblem* p) {
   if (tsrStatus_t s = check_pool(fn, pool)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
+  if (tsrStatus_t s = check_forward_tensors(fn, x_desc, y_desc)) return s;
   if (tsrStatus_t s = check_pair(fn, *pool, "x_desc", x_desc->tensor, "y_desc", y_desc->tensor))
     return s;
   *p = tsrpPoolingProblem{};
   fill_geometry(*pool, p);
-  p->x = x_desc->tensor;
-  p->y = y_desc->tensor;
+  fill_forward_tensors(x_desc, y_desc, p);
   return TSR_STATUS_SUCCESS;
 }
 
@@ -112,10 +93,7 @@ tsrStatus_t build_backward(const char* fn, tsrPoolingDescriptor_t pool,
                            tsrTensorDescriptor_t x_desc, tsrTensorDescriptor_t dx_desc,
                            tsrpPoolingProblem* p) {
   if (tsrStatus_t s = check_pool(fn, pool)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "dy_desc", dy_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "dx_desc", dx_desc)) return s;
+  if (tsrStatus_t s = check_backward_tensors(fn, y_desc, dy_desc, x_desc, dx_desc)) return s;
   const tsrpTensor& x = x_desc->tensor;
   if (tsrStatus_t s = check_pair(fn, *pool, "x_desc", x, "y_desc", y_desc->tensor)) return s;
   if (tsrStatus_t s = check_same_shape(fn, "y_desc", y_desc->tensor, "dy_desc", dy_desc->tensor))
@@ -123,10 +101,7 @@ tsrStatus_t build_backward(const char* fn, tsrPoolingDescriptor_t pool,
   if (tsrStatus_t s = check_same_shape(fn, "x_desc", x, "dx_desc", dx_desc->tensor)) return s;
   *p = tsrpPoolingProblem{};
   fill_geometry(*pool, p);
-  p->x = x;
-  p->y = y_desc->tensor;
-  p->dy = dy_desc->tensor;
-  p->dx = dx_desc->tensor;
+  fill_backward_tensors(y_desc, dy_desc, x_desc, dx_desc, p);
   return TSR_STATUS_SUCCESS;
 }
 
@@ -266,22 +241,9 @@ TSR_API tsrStatus_t tsrPoolingForward(tsrHandle_t handle, tsrPoolingDescriptor_t
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
     tsrpPoolingProblem problem;
     if (tsrStatus_t s = build_forward(fn, pool, x_desc, y_desc, &problem)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    tsrpPoolingArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y = y;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_POOLING_FORWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    return dispatch(*handle, call);
+    if (tsrStatus_t s = check_forward_data(fn, x, y, alpha, beta)) return s;
+    return dispatch_forward<tsrpPoolingArgs>(*handle, fn, TSR_OP_POOLING_FORWARD, &problem, algo,
+                                             x, y, alpha, beta);
   });
 }
 
@@ -296,26 +258,9 @@ TSR_API tsrStatus_t tsrPoolingBackward(tsrHandle_t handle, tsrPoolingDescriptor_
     tsrpPoolingProblem problem;
     if (tsrStatus_t s = build_backward(fn, pool, y_desc, dy_desc, x_desc, dx_desc, &problem))
       return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "dy", dy)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "dx", dx)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    tsrpPoolingArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y_in = y;
-    args.dy = dy;
-    args.dx = dx;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_POOLING_BACKWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    return dispatch(*handle, call);
+    if (tsrStatus_t s = check_backward_data(fn, y, dy, x, dx, alpha, beta)) return s;
+    return dispatch_backward<tsrpPoolingArgs>(*handle, fn, TSR_OP_POOLING_BACKWARD, &problem, algo,
+                                              y, dy, x, dx, alpha, beta);
   });
 }
 

@@ -1,7 +1,7 @@
 // Softmax and log-softmax forward and backward: validation, problem building, workspace query,
 // dispatch.
-#include "dispatch.hpp"
 #include "error_state.hpp"
+#include "forward_backward_checks.hpp"
 #include "validation.hpp"
 
 #include <cmath>
@@ -9,14 +9,6 @@
 using namespace tessera::api;
 
 namespace {
-
-tsrStatus_t check_scalars(const char* fn, float alpha, float beta) {
-  if (!std::isfinite(alpha))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": alpha is not finite");
-  if (!std::isfinite(beta))
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": beta is not finite");
-  return TSR_STATUS_SUCCESS;
-}
 
 tsrStatus_t check_modes(const char* fn, tsrSoftmaxAlgorithm_t algorithm, tsrSoftmaxMode_t mode) {
   if (algorithm != TSR_SOFTMAX_FAST && algorithm != TSR_SOFTMAX_ACCURATE &&
@@ -36,20 +28,14 @@ tsrStatus_t check_first(const char* fn, const char* name, const tsrpTensor& t) {
     return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
                 std::string(fn) + ": " + name + " has " + std::to_string(t.ndims) +
                     " dims, expected 2 or more (N, C, spatial...)");
-  if (t.data_type != TSR_DATA_FLOAT && t.data_type != TSR_DATA_HALF &&
-      t.data_type != TSR_DATA_BFLOAT16)
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-                std::string(fn) + ": " + name + " has data type " + data_type_name(t.data_type) +
-                    ", expected f32, f16 or bf16");
-  return TSR_STATUS_SUCCESS;
+  return check_floating(fn, name, t);
 }
 
 tsrStatus_t build_forward(const char* fn, tsrSoftmaxAlgorithm_t algorithm, tsrSoftmaxMode_t mode,
                           tsrTensorDescriptor_t x_desc, tsrTensorDescriptor_t y_desc,
                           tsrpSoftmaxProblem* p) {
   if (tsrStatus_t s = check_modes(fn, algorithm, mode)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "x_desc", x_desc)) return s;
-  if (tsrStatus_t s = check_tensor(fn, "y_desc", y_desc)) return s;
+  if (tsrStatus_t s = check_forward_tensors(fn, x_desc, y_desc)) return s;
   if (tsrStatus_t s = check_first(fn, "x_desc", x_desc->tensor)) return s;
   if (tsrStatus_t s = check_same_shape(fn, "x_desc", x_desc->tensor, "y_desc", y_desc->tensor))
     return s;
@@ -57,8 +43,7 @@ tsrStatus_t build_forward(const char* fn, tsrSoftmaxAlgorithm_t algorithm, tsrSo
   p->struct_size = sizeof(*p);
   p->algorithm = algorithm;
   p->mode = mode;
-  p->x = x_desc->tensor;
-  p->y = y_desc->tensor;
+  fill_forward_tensors(x_desc, y_desc, p);
   return TSR_STATUS_SUCCESS;
 }
 
@@ -96,22 +81,9 @@ TSR_API tsrStatus_t tsrSoftmaxForward(tsrHandle_t handle, tsrSoftmaxAlgorithm_t 
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
     tsrpSoftmaxProblem problem;
     if (tsrStatus_t s = build_forward(fn, algorithm, mode, x_desc, y_desc, &problem)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
-    if (tsrStatus_t s = check_not_null(fn, "y", y)) return s;
-    if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    tsrpSoftmaxArgs args{};
-    args.struct_size = sizeof(args);
-    args.x = x;
-    args.y = y;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_SOFTMAX_FORWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    return dispatch(*handle, call);
+    if (tsrStatus_t s = check_forward_data(fn, x, y, alpha, beta)) return s;
+    return dispatch_forward<tsrpSoftmaxArgs>(*handle, fn, TSR_OP_SOFTMAX_FORWARD, &problem, algo,
+                                             x, y, alpha, beta);
   });
 }
 
@@ -130,20 +102,9 @@ TSR_API tsrStatus_t tsrSoftmaxBackward(tsrHandle_t handle, tsrSoftmaxAlgorithm_t
     if (tsrStatus_t s = check_not_null(fn, "dy", dy)) return s;
     if (tsrStatus_t s = check_not_null(fn, "dx", dx)) return s;
     if (tsrStatus_t s = check_scalars(fn, alpha, beta)) return s;
-    tsrpSoftmaxArgs args{};
-    args.struct_size = sizeof(args);
-    args.y_in = y;
-    args.dy = dy;
-    args.dx = dx;
-    args.alpha = alpha;
-    args.beta = beta;
-    operation_call call;
-    call.function = fn;
-    call.op = TSR_OP_SOFTMAX_BACKWARD;
-    call.problem = &problem;
-    call.args = &args;
-    call.algo = algo;
-    return dispatch(*handle, call);
+    // Softmax's backward takes no x (the gradient needs only y and dy).
+    return dispatch_backward<tsrpSoftmaxArgs>(*handle, fn, TSR_OP_SOFTMAX_BACKWARD, &problem, algo,
+                                              y, dy, nullptr, dx, alpha, beta);
   });
 }
 

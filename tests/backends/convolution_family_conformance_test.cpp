@@ -226,8 +226,9 @@ TEST_P(ConvolutionFamilyConformance, backward_flipped_mode_is_right_or_declined)
     for (const tsrKernelInfo_t& k : kernels_of(GetParam().name, op)) {
       std::string why;
       if (!run_backward_case(h_, dir, k, conv_problem(k_shapes[6], TSRP_DATA_FLOAT, false, TSR_CONVOLUTION),
-                             1.0f, 0.0f, 3, false, &why))
+                             1.0f, 0.0f, 3, false, &why)) {
         EXPECT_NE(why.find("flipped"), std::string::npos) << why;
+      }
     }
   }
 }
