@@ -11,6 +11,7 @@
 #include "cuda_kernels.hpp"
 #include "current_device_guard.hpp"
 #include "element_types.cuh"
+#include "tensor_layout.hpp"
 
 #include <cuda_runtime.h>
 
@@ -188,12 +189,6 @@ std::string problem_support(const void* problem, const eltwise_kind& kind) {
     }
   }
   return {};
-}
-
-int64_t element_count(const tsrpTensor& t) {
-  int64_t count = 1;
-  for (int d = 0; d < t.ndims; ++d) count *= t.dims[d];
-  return count;
 }
 
 // True when every used operand has the same strides (over dims longer than 1, the only ones

@@ -9,6 +9,7 @@
 #include "cuda_kernels.hpp"
 #include "current_device_guard.hpp"
 #include "element_types.cuh"
+#include "tensor_layout.hpp"
 
 #include <cuda_runtime.h>
 
@@ -113,12 +114,6 @@ __global__ void __launch_bounds__(threads_per_block)
 }
 
 // ---- host side ---------------------------------------------------------------------------------
-
-int64_t element_count(const tsrpTensor& t) {
-  int64_t count = 1;
-  for (int d = 0; d < t.ndims; ++d) count *= t.dims[d];
-  return count;
-}
 
 // Empty when the kernel can run the problem; otherwise why not. The device is not looked at here.
 std::string problem_support(const void* problem) {

@@ -69,7 +69,24 @@ tsrpStatus_t entry(const tsrpHostOffer* offer, tsrpPluginDesc* desc) {
   if (desc->struct_size < desc_size_needed) return TSRP_STATUS_BAD_PARAM;
 
   // The kernel table is built once and lives until the process exits, as the ABI requires.
-  static const tsrpKernel kernels[] = {eltwise_fwd_kernel(), eltwise_bwd_kernel(), conv_fwd_direct_kernel()};
+  static const kernel_list kernels = [] {
+    kernel_list list;
+    add_conv_implicit_gemm_kernels(list);  // tensor-core kernels first: tried before the direct one
+    list.push_back(conv_fwd_direct_kernel());
+    add_conv_fused_kernels(list);
+    add_conv_backward_kernels(list);
+    list.push_back(eltwise_fwd_kernel());
+    list.push_back(eltwise_bwd_kernel());
+    add_pooling_kernels(list);
+    add_softmax_kernels(list);
+    add_lrn_kernels(list);
+    add_batch_norm_kernels(list);
+    add_layer_norm_kernels(list);
+    add_tensor_op_kernels(list);
+    add_matmul_kernels(list);
+    add_rnn_kernels(list);
+    return list;
+  }();
   // A host built with a larger desc keeps its zeroed tail ("behave as before the field existed");
   // struct_size tells it how much of the struct this plugin wrote.
   desc->struct_size = sizeof(tsrpPluginDesc);
@@ -79,8 +96,8 @@ tsrpStatus_t entry(const tsrpHostOffer* offer, tsrpPluginDesc* desc) {
   desc->device_kind = TSRP_DEVICE_CUDA;
   desc->context = &context_table;
   desc->device = &device_interface();
-  desc->kernels = kernels;
-  desc->kernel_count = sizeof(kernels) / sizeof(kernels[0]);
+  desc->kernels = kernels.data();
+  desc->kernel_count = kernels.size();
   return TSRP_STATUS_SUCCESS;
 }
 

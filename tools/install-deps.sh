@@ -4,6 +4,8 @@
 #    spdlog, GoogleTest/GoogleMock, Google Benchmark, SQLite.
 #  - oneDNN 3.x, CPU-only GNU-OpenMP build from PyPI, unpacked project-locally into .deps/onednn
 #    (no system-wide install is needed: CMake is pointed at it, and the plugin carries an RPATH).
+#  - CUTLASS/CuTe headers (PyPI nvidia-cutlass, pinned; header-only) into .deps/cutlass, for the
+#    CUDA plugin's Hopper tensor-core kernels.
 # The CUDA Toolkit is not installed here: it is used when nvcc is found (/usr/local/cuda).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +14,8 @@ deps="$root/.deps"
 # oneDNN: pinned. onednn-cpu-gomp 2023.2.0 is oneDNN 3.2.0. The newer `onednn` wheels are SYCL
 # builds that cannot create a CPU engine without a SYCL runtime.
 ONEDNN_PKG_VERSION=2023.2.0
+# CUTLASS 4.2.0: its sm90 implicit-GEMM convolution and GEMM collectives build with CUDA 13.0.
+CUTLASS_PKG_VERSION=4.2.0.0
 
 need_apt=()
 for pkg in build-essential cmake ninja-build libboost-dev libspdlog-dev libgtest-dev libgmock-dev \
@@ -43,6 +47,17 @@ if [ ! -f "$deps/onednn/include/oneapi/dnnl/dnnl.h" ] || [ ! -e "$deps/onednn/li
   real=$(basename "$(ls "$deps"/onednn/lib/libdnnl.so.3.?)")
   ln -sf "$real" "$deps/onednn/lib/libdnnl.so.3"
   ln -sf libdnnl.so.3 "$deps/onednn/lib/libdnnl.so"
+  rm -rf "$tmp"
+fi
+if [ ! -f "$deps/cutlass/include/cutlass/cutlass.h" ] || [ ! -f "$deps/cutlass/include/cute/tensor.hpp" ]; then
+  echo "install-deps: CUTLASS ($CUTLASS_PKG_VERSION) headers into $deps/cutlass"
+  tmp=$(mktemp -d)
+  py=python3; command -v "$py" >/dev/null || py=python
+  "$py" -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "nvidia-cutlass==$CUTLASS_PKG_VERSION"
+  unzip -q -o "$tmp"/*.whl 'cutlass_library/source/include/*' -d "$tmp/x"
+  rm -rf "$deps/cutlass"
+  mkdir -p "$deps/cutlass"
+  cp -a "$tmp/x/cutlass_library/source/include" "$deps/cutlass/"
   rm -rf "$tmp"
 fi
 echo "install-deps: done"

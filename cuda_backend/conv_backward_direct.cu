@@ -1,0 +1,8 @@
+// Placeholder until this family's kernels land: it adds none, so the operation is declined.
+#include "cuda_kernels.hpp"
+
+namespace tessera::cuda {
+
+void add_conv_backward_kernels(kernel_list&) {}
+
+}  // namespace tessera::cuda
