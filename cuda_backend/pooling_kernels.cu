@@ -1,8 +1,634 @@
-// Placeholder until this family's kernels land: it adds none, so the operation is declined.
+// Pooling forward and backward, 2-D and 3-D, max / average with or without padding, in fp32,
+// fp16 and bf16 with fp32 arithmetic.
+//   forward:  y  = alpha * pool(x) + beta * y
+//   backward: dx = alpha * dpool(x, dy) + beta * dx
+// Three kernels per direction, tried in this order; all share the two kernel bodies below and
+// differ in which layouts they accept and how threads walk the tensors:
+//   pool_{fwd,bwd}_nhwc_vec  channels-last tensors (C stride 1, C and the other strides multiples
+//                            of 16 bytes): each thread owns 16 bytes of channels at one position,
+//                            loaded and stored as single 16-byte accesses (pointers that are
+//                            not 16-byte aligned get one element per thread, still C fastest);
+//   pool_{fwd,bwd}_nchw      packed NCHW / NCDHW: one thread per element, W fastest (coalesced
+//                            over W), with (n, c) merged into one plane number;
+//   pool_{fwd,bwd}_strided   any non-negative strides, x and y in different layouts included;
+//                            the walk follows the written tensor's layout (C fastest when its C
+//                            stride is the smallest, else W fastest).
+// Forward: one thread per output (or per 16 bytes of outputs) reduces its window in window order.
+// Backward gathers without atomics, so results are bitwise reproducible: each dx element sums over
+// the outputs whose windows contain it. Average backward reads only dy. Max backward follows the
+// cuDNN rule the reference documents (tests/reference/reference_pooling.cpp): the maximum is
+// recomputed from x (y_in is not read), ties go to the first tap in window order and NaN inputs
+// never win. Rescanning a whole window for every dx element in it would cost window_size loads
+// per output per covered input (about 20 loads per dx element for 3x3 stride 2), so a first pass
+// writes each output's winning tap into the workspace (one byte when the window has at most 255
+// taps, else four) and the gather compares taps: the backward costs about two forward passes.
 #include "cuda_kernels.hpp"
+#include "element_types.cuh"
+#include "pooling_geometry.cuh"
+#include "tensor_layout.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 namespace tessera::cuda {
+namespace {
 
-void add_pooling_kernels(kernel_list&) {}
+using namespace pooling;
+
+constexpr int threads_per_block = 256;
+constexpr size_t workspace_alignment = 256;  // the tap packs are up to 32 bytes wide
+constexpr int64_t int32_limit = std::numeric_limits<int32_t>::max();
+constexpr int32_t max_narrow_window = 255;  // uint8 taps; 255 itself means "no tap"
+
+enum class pool_op {
+  max_skip_nan,       // max; a NaN is ignored unless the whole window is NaN
+  max_propagate_nan,  // max; any NaN in the window gives NaN
+  avg_include_pad,    // sum / window size
+  avg_exclude_pad,    // sum / taps inside the input
+  argmax              // the first maximal tap (backward's first pass); no NaN ever wins
+};
+
+// ---- device side ------------------------------------------------------------------------------
+
+// The reduction of one channel's window.
+template <pool_op Op>
+struct lane_reduction {
+  float value;   // the max or the sum so far
+  int32_t tap;   // argmax: the winning tap, -1 while none
+  bool saw_nan;  // max_propagate_nan
+
+  __device__ __forceinline__ void reset() {
+    // fmaxf(NaN, v) is v, so a NaN start lets fmaxf alone skip NaN inputs: the result is NaN only
+    // when every tap was NaN, which is the reference's NOT_PROPAGATE rule.
+    if constexpr (Op == pool_op::argmax) {
+      value = -INFINITY;
+    } else if constexpr (Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan) {
+      value = __int_as_float(0x7fc00000);
+    } else {
+      value = 0.0f;
+    }
+    tap = -1;
+    saw_nan = false;
+  }
+
+  __device__ __forceinline__ void take(float v, int32_t at) {
+    if constexpr (Op == pool_op::max_skip_nan) {
+      value = fmaxf(value, v);
+    } else if constexpr (Op == pool_op::max_propagate_nan) {
+      value = fmaxf(value, v);
+      saw_nan |= isnan(v);
+    } else if constexpr (Op == pool_op::argmax) {
+      // Strictly greater replaces, so ties stay with the first tap; NaN fails both tests. The
+      // second test takes the first non-NaN tap even when it is -inf.
+      if (v > value || (tap < 0 && v == v)) {
+        value = v;
+        tap = at;
+      }
+    } else {
+      value += v;
+    }
+  }
+
+  __device__ __forceinline__ float result(int32_t taps_inside, int32_t window_size) const {
+    if constexpr (Op == pool_op::max_propagate_nan) return saw_nan ? __int_as_float(0x7fc00000) : value;
+    if constexpr (Op == pool_op::avg_include_pad) return value / static_cast<float>(window_size);
+    if constexpr (Op == pool_op::avg_exclude_pad) return value / static_cast<float>(taps_inside);
+    return value;
+  }
+};
+
+// out = alpha * r + beta * out, in fp32; `old` is only meaningful when beta != 0.
+template <typename T>
+__device__ __forceinline__ T blend(float r, float alpha, float beta, T old) {
+  float v = alpha * r;
+  if (beta != 0.0f) v = fmaf(beta, to_float(old), v);
+  return from_float<T>(v);
+}
+
+// Forward (Out = T, the blended result) and backward's first pass (Op = argmax, Out = the tap
+// type, written unblended to the workspace). One work item is one output position and `Lanes`
+// channels; `out` is indexed by `os`.
+template <typename T, typename Out, int Lanes, walk W, pool_op Op>
+__global__ void __launch_bounds__(threads_per_block)
+    pool_window_kernel(const T* __restrict__ x, operand_strides xs, Out* __restrict__ out,
+                       operand_strides os, pool_geometry g, int64_t items, float alpha, float beta) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items;
+       item += step) {
+    const element_coord o = walk_coord<W, Lanes>(item, g.c, g.out);
+    const tap_span sd = window_taps(o.d, 0, g);
+    const tap_span sh = window_taps(o.h, 1, g);
+    const tap_span sw = window_taps(o.w, 2, g);
+    const T* plane = x + o.n * xs.n + o.c * xs.c;
+
+    lane_reduction<Op> lanes[Lanes];
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) lanes[l].reset();
+    for (int32_t id = sd.begin; id < sd.end; ++id) {
+      for (int32_t ih = sh.begin; ih < sh.end; ++ih) {
+        const T* row = plane + id * xs.d + ih * xs.h;
+        // Tap number in window order (depth, height, width), less the width start.
+        const int32_t row_tap = ((id - sd.start) * g.window[1] + (ih - sh.start)) * g.window[2] - sw.start;
+#pragma unroll 4
+        for (int32_t iw = sw.begin; iw < sw.end; ++iw) {
+          const lane_pack<T, Lanes> v = load_pack<T, Lanes>(row + iw * xs.w);
+#pragma unroll
+          for (int l = 0; l < Lanes; ++l) lanes[l].take(to_float(v.v[l]), row_tap + iw);
+        }
+      }
+    }
+
+    Out* at = out + o.n * os.n + o.c * os.c + o.d * os.d + o.h * os.h + o.w * os.w;
+    lane_pack<Out, Lanes> result;
+    if constexpr (Op == pool_op::argmax) {
+#pragma unroll
+      for (int l = 0; l < Lanes; ++l) result.v[l] = static_cast<Out>(lanes[l].tap);  // -1: no tap
+    } else {
+      const int32_t inside = (sd.end - sd.begin) * (sh.end - sh.begin) * (sw.end - sw.begin);
+      lane_pack<Out, Lanes> old{};
+      if (beta != 0.0f) old = load_pack<Out, Lanes>(at);  // never read when beta is 0 (NaN poison)
+#pragma unroll
+      for (int l = 0; l < Lanes; ++l)
+        result.v[l] = blend(lanes[l].result(inside, g.window_size), alpha, beta, old.v[l]);
+    }
+    store_pack<Out, Lanes>(at, result);
+  }
+}
+
+// Backward gather: one work item is one dx position and `Lanes` channels; it sums dy over the
+// outputs whose windows contain it, in output order. Op is avg_include_pad, avg_exclude_pad, or
+// argmax (max pooling: dy counts where the first pass's winning tap is this element's tap).
+template <typename T, typename Tap, int Lanes, walk W, pool_op Op>
+__global__ void __launch_bounds__(threads_per_block)
+    pool_gather_kernel(const T* __restrict__ dy, operand_strides dys, const Tap* __restrict__ taps,
+                       operand_strides ts, T* __restrict__ dx, operand_strides dxs, pool_geometry g,
+                       int64_t items, float alpha, float beta) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items;
+       item += step) {
+    const element_coord e = walk_coord<W, Lanes>(item, g.c, g.in);
+    const output_span od = covering_outputs(e.d, 0, g);
+    const output_span oh = covering_outputs(e.h, 1, g);
+    const output_span ow = covering_outputs(e.w, 2, g);
+    const T* dy_plane = dy + e.n * dys.n + e.c * dys.c;
+
+    float sum[Lanes];
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) sum[l] = 0.0f;
+    for (int32_t d = od.first; d <= od.last; ++d) {
+      const tap_span sd = window_taps(d, 0, g);
+      for (int32_t h = oh.first; h <= oh.last; ++h) {
+        const tap_span sh = window_taps(h, 1, g);
+        const int32_t row_tap = ((e.d - sd.start) * g.window[1] + (e.h - sh.start)) * g.window[2];
+        for (int32_t w = ow.first; w <= ow.last; ++w) {
+          const tap_span sw = window_taps(w, 2, g);
+          const int64_t at = d * dys.d + h * dys.h + w * dys.w;
+          if constexpr (Op == pool_op::argmax) {
+            const int32_t tap = row_tap + (e.w - sw.start);
+            const lane_pack<Tap, Lanes> won =
+                load_pack<Tap, Lanes>(taps + e.n * ts.n + e.c * ts.c + d * ts.d + h * ts.h + w * ts.w);
+            bool any = false;
+#pragma unroll
+            for (int l = 0; l < Lanes; ++l) any |= won.v[l] == tap;
+            if (any) {  // most outputs are won by another tap: skip their dy
+              const lane_pack<T, Lanes> grad = load_pack<T, Lanes>(dy_plane + at);
+#pragma unroll
+              for (int l = 0; l < Lanes; ++l)
+                if (won.v[l] == tap) sum[l] += to_float(grad.v[l]);
+            }
+          } else {
+            const lane_pack<T, Lanes> grad = load_pack<T, Lanes>(dy_plane + at);
+            if constexpr (Op == pool_op::avg_exclude_pad) {
+              const float inside = static_cast<float>((sd.end - sd.begin) * (sh.end - sh.begin) *
+                                                      (sw.end - sw.begin));
+#pragma unroll
+              for (int l = 0; l < Lanes; ++l) sum[l] += to_float(grad.v[l]) / inside;
+            } else {
+#pragma unroll
+              for (int l = 0; l < Lanes; ++l) sum[l] += to_float(grad.v[l]);
+            }
+          }
+        }
+      }
+    }
+
+    T* out = dx + e.n * dxs.n + e.c * dxs.c + e.d * dxs.d + e.h * dxs.h + e.w * dxs.w;
+    lane_pack<T, Lanes> old{};
+    if (beta != 0.0f) old = load_pack<T, Lanes>(out);
+    lane_pack<T, Lanes> result;
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) {
+      // One division by the constant window size, after the sum, keeps integer sums exact.
+      const float r = Op == pool_op::avg_include_pad ? sum[l] / static_cast<float>(g.window_size) : sum[l];
+      result.v[l] = blend(r, alpha, beta, old.v[l]);
+    }
+    store_pack<T, Lanes>(out, result);
+  }
+}
+
+// ---- launch ------------------------------------------------------------------------------------
+
+template <typename T, walk W>
+constexpr int lanes_of() {
+  return W == walk::channel_vectors ? static_cast<int>(16 / sizeof(T)) : 1;
+}
+
+int64_t work_items(const pool_geometry& g, const int32_t (&extent)[spatial_slots], int lanes) {
+  return g.n * (g.c / lanes) * extent[0] * extent[1] * static_cast<int64_t>(extent[2]);
+}
+
+template <typename F>
+void with_walk(walk w, F&& f) {
+  switch (w) {
+    case walk::channel_vectors: f(std::integral_constant<walk, walk::channel_vectors>{}); return;
+    case walk::channels: f(std::integral_constant<walk, walk::channels>{}); return;
+    case walk::planes: f(std::integral_constant<walk, walk::planes>{}); return;
+    case walk::spatial: f(std::integral_constant<walk, walk::spatial>{}); return;
+  }
+  throw status_error(TSRP_STATUS_INTERNAL_ERROR, "pooling: unknown walk");
+}
+
+template <typename F>
+void with_op(pool_op op, F&& f) {
+  switch (op) {
+    case pool_op::max_skip_nan: f(std::integral_constant<pool_op, pool_op::max_skip_nan>{}); return;
+    case pool_op::max_propagate_nan: f(std::integral_constant<pool_op, pool_op::max_propagate_nan>{}); return;
+    case pool_op::avg_include_pad: f(std::integral_constant<pool_op, pool_op::avg_include_pad>{}); return;
+    case pool_op::avg_exclude_pad: f(std::integral_constant<pool_op, pool_op::avg_exclude_pad>{}); return;
+    case pool_op::argmax: f(std::integral_constant<pool_op, pool_op::argmax>{}); return;
+  }
+  throw status_error(TSRP_STATUS_INTERNAL_ERROR, "pooling: unknown operation");
+}
+
+// One pass of pool_window_kernel over every output.
+template <typename T, typename Out, pool_op Op>
+void launch_window(const cuda_context& ctx, walk w, const pool_geometry& g, const T* x,
+                   const operand_strides& xs, Out* out, const operand_strides& os, float alpha,
+                   float beta) {
+  with_walk(w, [&](auto walk_tag) {
+    constexpr walk W = decltype(walk_tag)::value;
+    constexpr int lanes = lanes_of<T, W>();
+    const int64_t items = work_items(g, g.out, lanes);
+    if (items == 0) return;
+    const unsigned int blocks = ctx.grid_stride_blocks(items, threads_per_block);
+    pool_window_kernel<T, Out, lanes, W, Op>
+        <<<blocks, threads_per_block, 0, ctx.stream()>>>(x, xs, out, os, g, items, alpha, beta);
+  });
+}
+
+// One pass of pool_gather_kernel over every dx element.
+template <typename T, typename Tap, pool_op Op>
+void launch_gather(const cuda_context& ctx, walk w, const pool_geometry& g, const T* dy,
+                   const operand_strides& dys, const Tap* taps, const operand_strides& ts, T* dx,
+                   const operand_strides& dxs, float alpha, float beta) {
+  with_walk(w, [&](auto walk_tag) {
+    constexpr walk W = decltype(walk_tag)::value;
+    constexpr int lanes = lanes_of<T, W>();
+    const int64_t items = work_items(g, g.in, lanes);
+    if (items == 0) return;
+    const unsigned int blocks = ctx.grid_stride_blocks(items, threads_per_block);
+    pool_gather_kernel<T, Tap, lanes, W, Op><<<blocks, threads_per_block, 0, ctx.stream()>>>(
+        dy, dys, taps, ts, dx, dxs, g, items, alpha, beta);
+  });
+}
+
+// ---- host checks -------------------------------------------------------------------------------
+
+enum class pool_path { nhwc_vec, nchw, strided };
+
+bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+int vector_lanes(int32_t data_type) { return data_type == TSRP_DATA_FLOAT ? 4 : 8; }
+
+bool narrow_taps(const tsrpPoolingProblem& p) { return make_geometry(p).window_size <= max_narrow_window; }
+
+std::string quoted(const char* name) { return std::string("tensor '") + name + "'"; }
+
+std::string tensor_reason(const tsrpPoolingProblem& p, const tsrpTensor& t, const char* name) {
+  if (t.ndims != p.spatial_dims + 2)
+    return quoted(name) + " has " + std::to_string(t.ndims) + " dims, expected spatial_dims + 2 = " +
+           std::to_string(p.spatial_dims + 2);
+  if (!is_floating_storage(t.data_type))
+    return quoted(name) + " is " + data_type_name(t.data_type) + ": pooling takes float, half and bfloat16";
+  if (t.data_type != p.x.data_type)
+    return quoted(name) + " is " + data_type_name(t.data_type) + " but x is " +
+           data_type_name(p.x.data_type) + " (one data type per call)";
+  for (int d = 0; d < t.ndims; ++d) {
+    if (t.dims[d] < 0) return quoted(name) + " has a negative dim " + std::to_string(d);
+    if (t.dims[d] > int32_limit)
+      return quoted(name) + " dim " + std::to_string(d) + " is " + std::to_string(t.dims[d]) +
+             ", more than 2^31 - 1";
+    if (t.strides[d] < 0) return quoted(name) + " has a negative stride in dim " + std::to_string(d);
+  }
+  return {};
+}
+
+// Everything every pooling kernel needs, whatever the layout.
+std::string problem_reason(const tsrpPoolingProblem& p, bool backward) {
+  if (p.mode != TSRP_POOLING_MAX && p.mode != TSRP_POOLING_AVERAGE_COUNT_INCLUDE_PADDING &&
+      p.mode != TSRP_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING)
+    return "unknown pooling mode " + std::to_string(p.mode);
+  if (p.nan_propagation != TSRP_NOT_PROPAGATE_NAN && p.nan_propagation != TSRP_PROPAGATE_NAN)
+    return "unknown nan_propagation " + std::to_string(p.nan_propagation);
+  if (p.spatial_dims != 2 && p.spatial_dims != 3)
+    return "spatial_dims is " + std::to_string(p.spatial_dims) + ", expected 2 or 3";
+  const std::pair<const tsrpTensor*, const char*> tensors[] = {
+      {&p.x, "x"}, {&p.y, "y"}, {&p.dy, "dy"}, {&p.dx, "dx"}};
+  for (int i = 0; i < (backward ? 4 : 2); ++i) {
+    const std::string why = tensor_reason(p, *tensors[i].first, tensors[i].second);
+    if (!why.empty()) return why;
+  }
+  if (p.y.dims[0] != p.x.dims[0] || p.y.dims[1] != p.x.dims[1])
+    return "tensor 'y' must have x's N and C";
+  int64_t window_size = 1;
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    const std::string at = "[" + std::to_string(i) + "]";
+    if (p.window[i] < 1 || p.window[i] > int32_limit)
+      return "window" + at + " is " + std::to_string(p.window[i]) + ", expected 1 to 2^31 - 1";
+    if (p.stride[i] < 1 || p.stride[i] > int32_limit)
+      return "stride" + at + " is " + std::to_string(p.stride[i]) + ", expected 1 to 2^31 - 1";
+    if (p.pad_before[i] < 0 || p.pad_before[i] >= p.window[i] || p.pad_after[i] < 0 ||
+        p.pad_after[i] >= p.window[i])
+      return "pad_before" + at + " = " + std::to_string(p.pad_before[i]) + " or pad_after" + at + " = " +
+             std::to_string(p.pad_after[i]) + " is outside [0, window" + at + ")";
+    const int64_t padded = p.x.dims[2 + i] + p.pad_before[i] + p.pad_after[i];
+    if (padded > int32_limit)
+      return "padded spatial dim " + std::to_string(i) + " of x is " + std::to_string(padded) +
+             ", more than 2^31 - 1";
+    const int64_t expected = padded >= p.window[i] ? (padded - p.window[i]) / p.stride[i] + 1 : 0;
+    if (p.y.dims[2 + i] != expected)
+      return "tensor 'y' spatial dim " + std::to_string(i) + " is " + std::to_string(p.y.dims[2 + i]) +
+             ", expected " + std::to_string(expected);
+    window_size *= p.window[i];
+    if (window_size > int32_limit) return "the window has more than 2^31 - 1 taps";
+  }
+  if (backward) {
+    if (!same_dims(p.dy, p.y)) return "tensor 'dy' must have y's dims";
+    if (!same_dims(p.dx, p.x)) return "tensor 'dx' must have x's dims";
+  }
+  return {};
+}
+
+// pool_*_nhwc_vec: every offset a thread forms is a multiple of the vector's lanes.
+std::string channel_vector_reason(const tsrpTensor& t, const char* name) {
+  const int lanes = vector_lanes(t.data_type);
+  if (t.dims[1] % lanes != 0)
+    return quoted(name) + " has C = " + std::to_string(t.dims[1]) + ", not a multiple of the " +
+           std::to_string(lanes) + " " + data_type_name(t.data_type) + " channels of a 16-byte vector";
+  if (t.dims[1] > 1 && t.strides[1] != 1)
+    return quoted(name) + " is not channels-last: its C stride is " + std::to_string(t.strides[1]) +
+           ", not 1";
+  for (int d = 0; d < t.ndims; ++d) {
+    if (d != 1 && t.dims[d] > 1 && t.strides[d] % lanes != 0)
+      return quoted(name) + " has stride " + std::to_string(t.strides[d]) + " in dim " + std::to_string(d) +
+             ", not a multiple of " + std::to_string(lanes) + " (16-byte vectors)";
+  }
+  return {};
+}
+
+std::string packed_nchw_reason(const tsrpTensor& t, const char* name) {
+  if (!is_packed_row_major(t)) return quoted(name) + " is not packed NCHW / NCDHW";
+  return {};
+}
+
+std::string layout_reason(pool_path path, const tsrpTensor& t, const char* name) {
+  switch (path) {
+    case pool_path::nhwc_vec: return channel_vector_reason(t, name);
+    case pool_path::nchw: return packed_nchw_reason(t, name);
+    case pool_path::strided: return {};
+  }
+  return "unknown pooling path";
+}
+
+std::string forward_support(pool_path path, const tsrpPoolingProblem& p) {
+  std::string why = problem_reason(p, false);
+  if (why.empty()) why = layout_reason(path, p.x, "x");
+  if (why.empty()) why = layout_reason(path, p.y, "y");
+  return why;
+}
+
+std::string backward_support(pool_path path, const tsrpPoolingProblem& p) {
+  std::string why = problem_reason(p, true);
+  if (why.empty()) why = layout_reason(path, p.dy, "dy");
+  if (why.empty()) why = layout_reason(path, p.dx, "dx");
+  // Only max pooling reads x (to find each window's winner); y is never read.
+  if (why.empty() && p.mode == TSRP_POOLING_MAX) why = layout_reason(path, p.x, "x");
+  return why;
+}
+
+// C fastest keeps accesses to `t` coalesced when its C stride is smaller than every other stride
+// that matters.
+bool channels_innermost(const tsrpTensor& t) {
+  if (t.dims[1] <= 1) return false;
+  for (int d = 0; d < t.ndims; ++d) {
+    if (d != 1 && t.dims[d] > 1 && t.strides[d] <= t.strides[1]) return false;
+  }
+  return true;
+}
+
+pool_op forward_op(const tsrpPoolingProblem& p) {
+  switch (p.mode) {
+    case TSRP_POOLING_MAX:
+      return p.nan_propagation == TSRP_PROPAGATE_NAN ? pool_op::max_propagate_nan : pool_op::max_skip_nan;
+    case TSRP_POOLING_AVERAGE_COUNT_INCLUDE_PADDING: return pool_op::avg_include_pad;
+    default: return pool_op::avg_exclude_pad;
+  }
+}
+
+// ---- host runs ---------------------------------------------------------------------------------
+
+void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p, const tsrpPoolingArgs& a) {
+  const int64_t x_count = element_count(p.x), y_count = element_count(p.y);
+  require_pointer(a.x, x_count, "x");
+  require_pointer(a.y, y_count, "y");
+  if (x_count == 0 || y_count == 0) return;
+
+  pool_geometry g = make_geometry(p);
+  operand_strides xs = strides_of(p.x, p.spatial_dims), ys = strides_of(p.y, p.spatial_dims);
+  walk w = walk::spatial;
+  switch (path) {
+    case pool_path::nhwc_vec:
+      // Misaligned pointers keep the channels-fastest walk, one element per thread.
+      w = aligned_16(a.x) && aligned_16(a.y) ? walk::channel_vectors : walk::channels;
+      break;
+    case pool_path::nchw:
+      w = walk::planes;
+      xs = merge_planes(xs, g.c);
+      ys = merge_planes(ys, g.c);
+      g = merge_planes(g);
+      break;
+    case pool_path::strided: w = channels_innermost(p.y) ? walk::channels : walk::spatial; break;
+  }
+  dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    with_op(forward_op(p), [&](auto op_tag) {
+      constexpr pool_op Op = decltype(op_tag)::value;
+      if constexpr (Op != pool_op::argmax) {
+        launch_window<T, T, Op>(ctx, w, g, static_cast<const T*>(a.x), xs, static_cast<T*>(a.y), ys,
+                                a.alpha, a.beta);
+      }
+    });
+  });
+}
+
+size_t backward_workspace(const tsrpPoolingProblem& p) {
+  if (p.mode != TSRP_POOLING_MAX) return 0;
+  const int64_t outputs = element_count(p.dy);
+  if (outputs == 0 || element_count(p.dx) == 0) return 0;
+  const size_t tap_bytes = narrow_taps(p) ? sizeof(uint8_t) : sizeof(int32_t);
+  return static_cast<size_t>(outputs) * tap_bytes + workspace_alignment;
+}
+
+void run_backward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p, const tsrpPoolingArgs& a,
+                  void* workspace) {
+  const bool max = p.mode == TSRP_POOLING_MAX;
+  const int64_t x_count = element_count(p.x), dy_count = element_count(p.dy);
+  const int64_t dx_count = element_count(p.dx);
+  if (max) require_pointer(a.x, x_count, "x");
+  require_pointer(a.dy, dy_count, "dy");
+  require_pointer(a.dx, dx_count, "dx");
+  if (dx_count == 0 || dy_count == 0) return;
+
+  pool_geometry g = make_geometry(p);
+  operand_strides xs = strides_of(p.x, p.spatial_dims), dys = strides_of(p.dy, p.spatial_dims);
+  operand_strides dxs = strides_of(p.dx, p.spatial_dims);
+  // The winning taps are laid out like dy, so the gather reads both with one pattern; the first
+  // pass walks them in memory order.
+  bool taps_channels_last = true;
+  walk first_pass = walk::channels, gather = walk::channels;
+  switch (path) {
+    case pool_path::nhwc_vec: {
+      const bool vectors = aligned_16(a.dy) && aligned_16(a.dx) && (!max || aligned_16(a.x));
+      first_pass = gather = vectors ? walk::channel_vectors : walk::channels;
+      break;
+    }
+    case pool_path::nchw:
+      taps_channels_last = false;
+      first_pass = gather = walk::planes;
+      break;
+    case pool_path::strided:
+      taps_channels_last = channels_innermost(p.dy);
+      first_pass = taps_channels_last ? walk::channels : walk::spatial;
+      gather = channels_innermost(p.dx) ? walk::channels : walk::spatial;
+      break;
+  }
+  operand_strides ts = dense_strides(g, g.out, taps_channels_last);
+  if (path == pool_path::nchw) {
+    xs = merge_planes(xs, g.c);
+    dys = merge_planes(dys, g.c);
+    dxs = merge_planes(dxs, g.c);
+    ts = merge_planes(ts, g.c);
+    g = merge_planes(g);
+  }
+  void* taps = nullptr;
+  if (max) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(workspace);
+    taps = reinterpret_cast<void*>((base + workspace_alignment - 1) & ~(uintptr_t{workspace_alignment} - 1));
+  }
+
+  dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const T* dy = static_cast<const T*>(a.dy);
+    T* dx = static_cast<T*>(a.dx);
+    const auto route_max = [&](auto tap_tag) {
+      using Tap = decltype(tap_tag);
+      Tap* winners = static_cast<Tap*>(taps);
+      launch_window<T, Tap, pool_op::argmax>(ctx, first_pass, g, static_cast<const T*>(a.x), xs, winners,
+                                             ts, 1.0f, 0.0f);
+      launch_gather<T, Tap, pool_op::argmax>(ctx, gather, g, dy, dys, winners, ts, dx, dxs, a.alpha, a.beta);
+    };
+    if (!max) {
+      // Average backward reads dy only: no taps, no workspace.
+      with_op(forward_op(p), [&](auto op_tag) {
+        constexpr pool_op Op = decltype(op_tag)::value;
+        if constexpr (Op == pool_op::avg_include_pad || Op == pool_op::avg_exclude_pad) {
+          const uint8_t* no_taps = nullptr;
+          launch_gather<T, uint8_t, Op>(ctx, gather, g, dy, dys, no_taps, ts, dx, dxs, a.alpha, a.beta);
+        }
+      });
+    } else if (narrow_taps(p)) {
+      route_max(uint8_t{});
+    } else {
+      route_max(int32_t{});
+    }
+  });
+}
+
+// ---- kernel table ------------------------------------------------------------------------------
+
+constexpr const char* forward_notes =
+    "fp32 arithmetic (fp16/bf16 widened, rounded once to nearest even on store). Max: NaN taps are "
+    "skipped unless nan_propagation is PROPAGATE or the whole window is NaN. Average sums in window "
+    "order in fp32 and divides once. One thread per output, no atomics: bitwise reproducible.";
+
+constexpr const char* backward_notes =
+    "Gather without atomics (bitwise reproducible): each dx element sums, in fp32 and output order, "
+    "dy of the outputs whose windows contain it. Max recomputes each window's winner from x (y is not "
+    "read): the first maximal tap in window order, NaN never wins; a first pass writes the winners to "
+    "the workspace (1 byte per output for windows of up to 255 taps, else 4). Average exclude-padding "
+    "adds dy / taps inside; include-padding divides the sum once by the window size.";
+
+constexpr const char* forward_name(pool_path path) {
+  switch (path) {
+    case pool_path::nhwc_vec: return "pool_fwd_nhwc_vec";
+    case pool_path::nchw: return "pool_fwd_nchw";
+    case pool_path::strided: return "pool_fwd_strided";
+  }
+  return "pool_fwd";
+}
+
+constexpr const char* backward_name(pool_path path) {
+  switch (path) {
+    case pool_path::nhwc_vec: return "pool_bwd_nhwc_vec";
+    case pool_path::nchw: return "pool_bwd_nchw";
+    case pool_path::strided: return "pool_bwd_strided";
+  }
+  return "pool_bwd";
+}
+
+template <pool_path Path>
+struct pool_forward_traits {
+  using problem_type = tsrpPoolingProblem;
+  using args_type = tsrpPoolingArgs;
+  static constexpr const char* name = forward_name(Path);
+  static constexpr int32_t operation = TSRP_OP_POOLING_FORWARD;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes = forward_notes;
+  static std::string support(const problem_type& p) { return forward_support(Path, p); }
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void*, size_t) {
+    run_forward(Path, ctx, p, a);
+  }
+};
+
+template <pool_path Path>
+struct pool_backward_traits {
+  using problem_type = tsrpPoolingProblem;
+  using args_type = tsrpPoolingArgs;
+  static constexpr const char* name = backward_name(Path);
+  static constexpr int32_t operation = TSRP_OP_POOLING_BACKWARD;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes = backward_notes;
+  static std::string support(const problem_type& p) { return backward_support(Path, p); }
+  static size_t workspace(const problem_type& p) { return backward_workspace(p); }
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    run_backward(Path, ctx, p, a, workspace);
+  }
+};
+
+}  // namespace
+
+void add_pooling_kernels(kernel_list& out) {
+  out.push_back(make_kernel<pool_forward_traits<pool_path::nhwc_vec>>());
+  out.push_back(make_kernel<pool_forward_traits<pool_path::nchw>>());
+  out.push_back(make_kernel<pool_forward_traits<pool_path::strided>>());
+  out.push_back(make_kernel<pool_backward_traits<pool_path::nhwc_vec>>());
+  out.push_back(make_kernel<pool_backward_traits<pool_path::nchw>>());
+  out.push_back(make_kernel<pool_backward_traits<pool_path::strided>>());
+}
 
 }  // namespace tessera::cuda

@@ -49,15 +49,19 @@ if [ ! -f "$deps/onednn/include/oneapi/dnnl/dnnl.h" ] || [ ! -e "$deps/onednn/li
   ln -sf libdnnl.so.3 "$deps/onednn/lib/libdnnl.so"
   rm -rf "$tmp"
 fi
-if [ ! -f "$deps/cutlass/include/cutlass/cutlass.h" ] || [ ! -f "$deps/cutlass/include/cute/tensor.hpp" ]; then
+if [ ! -f "$deps/cutlass/include/cutlass/cutlass.h" ] || [ ! -f "$deps/cutlass/include/cutlass/util/packed_stride.hpp" ]; then
   echo "install-deps: CUTLASS ($CUTLASS_PKG_VERSION) headers into $deps/cutlass"
   tmp=$(mktemp -d)
   py=python3; command -v "$py" >/dev/null || py=python
   "$py" -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "nvidia-cutlass==$CUTLASS_PKG_VERSION"
-  unzip -q -o "$tmp"/*.whl 'cutlass_library/source/include/*' -d "$tmp/x"
+  unzip -q -o "$tmp"/*.whl 'cutlass_library/source/include/*' 'cutlass_library/source/tools/util/include/*' \
+      -d "$tmp/x"
   rm -rf "$deps/cutlass"
   mkdir -p "$deps/cutlass"
   cp -a "$tmp/x/cutlass_library/source/include" "$deps/cutlass/"
+  # cutlass/util (packed strides, device memory helpers) ships beside the library headers in
+  # CUTLASS's tree; the sm90 convolution collectives include it by its installed path.
+  cp -a "$tmp/x/cutlass_library/source/tools/util/include/cutlass/util" "$deps/cutlass/include/cutlass/"
   rm -rf "$tmp"
 fi
 echo "install-deps: done"

@@ -1,0 +1,91 @@
+# Prints Tessera's GPU figures beside the anchor measured in the same run, as ratios.
+# Usage: ratio_table.py anchor_subset.json bench_h200_anchor.txt bench_resnet50_mb256.txt
+# The bench files are tessera-bench output; lines are matched to anchors by their driver flags
+# (h200_anchor.txt) or by their _x<count> suffix (resnet50_mb256.txt, weighted like the anchor).
+import json, re, sys
+
+UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def parse(path):
+    rows = []
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return rows
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4 or parts[0] not in ("PASSED", "FAILED", "SKIPPED"):
+            continue
+        m_time = re.fullmatch(r"([0-9.eE+-]+)(us|ms|s)", parts[-2])
+        m_rate = re.fullmatch(r"([0-9.eE+-]+)(GB/s|GFLOP/s)", parts[-1])
+        rows.append({"status": parts[0], "kernel": parts[1], "line": line,
+                     "ms": float(m_time.group(1)) * UNITS[m_time.group(2)] if m_time else None,
+                     "rate": float(m_rate.group(1)) if m_rate else None})
+    return rows
+
+
+anchor = json.load(open(sys.argv[1])) if len(sys.argv) > 1 else {}
+bench = parse(sys.argv[2]) if len(sys.argv) > 2 else []
+conv = parse(sys.argv[3]) if len(sys.argv) > 3 else []
+copy = anchor.get("copy_TBps")
+
+table = []
+
+
+def add(name, ours, theirs, unit, note=""):
+    ratio = f"{ours / theirs:.2f}" if ours and theirs else "-"
+    o = f"{ours:.3g}" if ours else "-"
+    t = f"{theirs:.3g}" if theirs else "-"
+    table.append(f"{name:<30} {o:>9} {t:>9} {unit:<8} {ratio:>6}  {note}")
+
+
+def find(pattern):
+    for r in bench:
+        if re.search(pattern, r["line"]):
+            return r
+    return None
+
+
+ours_copy = find(r"--reorder")
+if ours_copy and ours_copy["rate"]:
+    add("copy 1 GiB (ours vs torch)", ours_copy["rate"] / 1e3, copy, "TB/s", ours_copy["kernel"])
+cases = [("relu fp16", r"--eltwise.*relu", "relu_fp16_TBps"),
+         ("bnorm inference fp16", r"--bnorm.*FWD_I", "bn_infer_fp16_TBps"),
+         ("bnorm training fwd fp16", r"--bnorm.*FWD_D", "bn_train_fwd_fp16_TBps"),
+         ("bnorm backward fp16", r"--bnorm.*BWD_DW", None),
+         ("maxpool 3x3/2 fp16", r"--pool.*max.*FWD_D", "maxpool3s2_fp16_TBps"),
+         ("maxpool backward fp16", r"--pool.*max.*BWD_D", None),
+         ("softmax fp16", r"--softmax", "softmax_fp16_TBps"),
+         ("layernorm fp16", r"--lnorm", "layernorm_fp16_TBps")]
+for name, pattern, key in cases:
+    r = find(pattern)
+    ours = r["rate"] / 1e3 if r and r["rate"] and r["status"] == "PASSED" else None
+    note = (r["kernel"] if r else "not run") + (f"; {ours / copy:.0%} of copy" if ours and copy else "")
+    add(name + (" vs torch" if key else ""), ours, anchor.get(key) if key else None, "TB/s", note)
+
+r = find(r"--rnn")
+if r:
+    lstm = anchor.get("lstm_fwd_T128_B64_H1024_L2_ms")
+    ours = r["ms"] if r["status"] == "PASSED" else None
+    # time: a ratio above 1 means cuDNN is faster
+    add("LSTM 2x1024 T128 N64 fp16", ours, lstm, "ms", "ratio = ours/cuDNN time; " + r["kernel"])
+
+if conv:
+    flops = ms = 0.0
+    passed = 0
+    for r in conv:
+        m = re.search(r"_x(\d+)", r["line"])
+        if r["status"] != "PASSED" or not m or not r["ms"]:
+            continue
+        count = int(m.group(1))
+        flops += r["rate"] * 1e9 * r["ms"] / 1e3 * count
+        ms += r["ms"] * count
+        passed += 1
+    ours = flops / (ms / 1e3) / 1e12 if ms else None
+    kernels = sorted({r["kernel"] for r in conv})
+    add("R50 conv fwd N256 fp16", ours, anchor.get("r50_conv_fwd_N256_float16_TFLOPs"), "TFLOP/s",
+        f"{passed}/{len(conv)} layers; " + ",".join(k.split("/")[-1] for k in kernels)[:80])
+
+print(f"{'workload':<30} {'tessera':>9} {'anchor':>9} {'unit':<8} {'ratio':>6}  note")
+print("\n".join(table))
