@@ -1,1 +1,86 @@
-// Placeholder: filled in by the kernels of its family.
+// Backward data as implicit GEMM on the H200's tensor cores:
+//   "conv_bwd_data_igemm_sm90_<tile>_<type>"   dx = alpha * conv_backward_data(w, dy) + beta * dx
+// fp16 or bf16 w, dy and dx, fp32 accumulation, 1-D and 2-D, packed NHWC dx / KRSC w / NPQK dy
+// with C and K multiples of 8, one group, cross-correlation, unit strides (CUTLASS's sm90 dgrad);
+// strided problems go to the direct kernel. Tiles, best first: 128x128x64 and 128x64x64 (C <= 64),
+// clusters of two CTAs along M sharing each filter tile. Deterministic: one CTA per output tile,
+// fixed reduction order.
+#include "conv_igemm_dgrad_sm90.cuh"
+#include "conv_igemm_geometry.hpp"
+#include "conv_igemm_kernels.hpp"
+#include "cuda_context.hpp"
+#include "kernel_glue.hpp"
+#include "tensor_layout.hpp"
+
+#include <tessera/plugin_abi.h>
+
+#include <string>
+
+namespace tessera::cuda {
+namespace {
+
+template <int32_t DataType, int TileM, int TileN>
+struct dgrad_choice;
+
+#define TESSERA_IGEMM_DGRAD_CHOICE(type, suffix, tm, tn)                                          \
+  template <>                                                                                      \
+  struct dgrad_choice<type, tm, tn> {                                                              \
+    using config = igemm::dgrad_sm90<type, tm, tn, 64, 2>;                                         \
+    static constexpr const char* name = "conv_bwd_data_igemm_sm90_" #tm "x" #tn "x64_" suffix;     \
+  };
+TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_HALF, "f16", 128, 128)
+TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 128, 128)
+TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_HALF, "f16", 128, 64)
+TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 128, 64)
+#undef TESSERA_IGEMM_DGRAD_CHOICE
+
+template <typename Choice>
+struct dgrad_traits {
+  using config = typename Choice::config;
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardDataArgs;
+  static constexpr const char* name = Choice::name;
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_DATA;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "implicit GEMM on sm90 tensor cores (CUTLASS TMA + wgmma collectives), fp32 accumulation, one rounding "
+      "of dx; packed NHWC dx, KRSC w, NPQK dy; C and K multiples of 8; unit strides; 1-D and 2-D; deterministic";
+
+  // problem.x describes dx, problem.y describes dy.
+  static std::string support(const problem_type& p) {
+    const igemm::conv_view v = igemm::view_of(p);
+    const std::string why = igemm::common_support(v, config::data_type);
+    if (!why.empty()) return why;
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    if (element_count(p.x) == 0) return {};  // nothing to compute; run() returns at once
+    return igemm::dgrad_support<config>(igemm::make_geometry(v));
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.x) == 0) return 0;
+    return igemm::dgrad_workspace<config>(igemm::make_geometry(igemm::view_of(p)));
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.x) == 0) return;
+    require_pointer(a.w, element_count(p.w), "w");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dx, element_count(p.x), "dx");
+    igemm::require_tma_alignment(a.w, "w");
+    igemm::require_tma_alignment(a.dy, "dy");
+    igemm::require_tma_alignment(a.dx, "dx");
+    igemm::run_dgrad<config>(igemm::make_geometry(igemm::view_of(p)), a.w, a.dy, a.dx, a.alpha, a.beta, workspace,
+                             ctx.stream());
+  }
+};
+
+}  // namespace
+
+void add_conv_igemm_dgrad_kernels(kernel_list& out) {
+  out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_HALF, 128, 128>>>());
+  out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_BFLOAT16, 128, 128>>>());
+  out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
+  out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
+}
+
+}  // namespace tessera::cuda
