@@ -176,8 +176,10 @@ struct op_tensor_traits {
   }
   static std::vector<args> shapes() {
     std::vector<args> out;
-    for (float beta : {0.0f, 1.0f})
-      out.push_back(args{sizeof(args), nullptr, nullptr, nullptr, 2.0f, 2.0f, beta});
+    for (float alpha1 : k_scale_classes)
+      for (float alpha2 : k_scale_classes)
+        for (float beta : k_sum_classes)
+          out.push_back(args{sizeof(args), nullptr, nullptr, nullptr, alpha1, alpha2, beta});
     return out;
   }
   static std::string check_args(const problem& p, const args& a) {

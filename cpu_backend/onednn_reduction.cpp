@@ -287,8 +287,8 @@ struct reduce_traits {
   static void add_args(cache_key& k, const args& a) { k.add(double{a.alpha}).add(double{a.beta}); }
   static std::vector<args> shapes() {
     std::vector<args> out;
-    for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, {2.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 1.0f}})
-      out.push_back(args{sizeof(args), nullptr, nullptr, nullptr, 0, alpha, beta});
+    for (float alpha : k_scale_classes)
+      for (float beta : k_sum_classes) out.push_back(args{sizeof(args), nullptr, nullptr, nullptr, 0, alpha, beta});
     return out;
   }
   static std::string check_args(const problem& p, const args& a) {

@@ -115,7 +115,10 @@ std::string check_pair(const tsrpTensor& src, const char* src_name, const tsrpTe
 }
 
 std::vector<std::pair<float, float>> scalar_shapes() {
-  return {{1.0f, 0.0f}, {2.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 1.0f}};
+  std::vector<std::pair<float, float>> out;
+  for (float alpha : k_scale_classes)
+    for (float beta : k_sum_classes) out.emplace_back(alpha, beta);
+  return out;
 }
 
 struct transform_traits {

@@ -132,7 +132,11 @@ struct scale_traits {
     return k;
   }
   static void add_args(cache_key& k, const args& a) { k.add(double{a.alpha}); }
-  static std::vector<args> shapes() { return {args{sizeof(args), nullptr, 2.0f}}; }
+  static std::vector<args> shapes() {
+    std::vector<args> out;
+    for (float alpha : k_scale_classes) out.push_back(args{sizeof(args), nullptr, alpha});
+    return out;
+  }
   static std::string check_args(const problem&, const args& a) {
     return a.y ? std::string() : std::string("null y");
   }

@@ -21,8 +21,8 @@
 
 namespace tessera::onednn {
 
-// The scalars of an Args with float alpha and beta. The four shapes choose different plans
-// (direct only for 1/0; the sum post-op only for beta != 0), so the workspace covers all four.
+// The scalars of an Args with float alpha and beta: the workspace covers every class of them
+// (k_scale_classes x k_sum_classes).
 template <class Args>
 struct alpha_beta_traits {
   static void add_args(cache_key& key, const Args& a) {
@@ -30,12 +30,13 @@ struct alpha_beta_traits {
   }
   static std::vector<Args> shapes() {
     std::vector<Args> out;
-    for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{2.0f, 0.0f},
-                                      std::pair{1.0f, 1.0f}, std::pair{2.0f, 1.0f}}) {
-      Args a{};
-      a.alpha = alpha;
-      a.beta = beta;
-      out.push_back(a);
+    for (float alpha : k_scale_classes) {
+      for (float beta : k_sum_classes) {
+        Args a{};
+        a.alpha = alpha;
+        a.beta = beta;
+        out.push_back(a);
+      }
     }
     return out;
   }

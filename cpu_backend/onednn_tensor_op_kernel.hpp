@@ -36,6 +36,15 @@
 
 namespace tessera::onednn {
 
+// Values of a scale (alpha) and of an accumulation factor (beta) that lead oneDNN to different
+// implementations, hence different workspaces: no scale / a scale, and no sum / a sum of scale 1
+// / a sum of any other scale (some jit reorders and binaries take a sum post-op only with scale
+// 1, so beta = 2 may fall to a reference implementation that needs a staging buffer while beta = 1
+// does not). Which classes differ depends on the CPU's ISA, so the workspace query takes the
+// largest plan over all of them rather than guessing.
+inline constexpr float k_scale_classes[] = {1.0f, 2.0f};
+inline constexpr float k_sum_classes[] = {0.0f, 1.0f, 0.5f};
+
 struct tensor_op_plan : cached_entry {
   size_t workspace_bytes = 0;
   std::string description;  // implementations chosen (impl_info_str), logged at debug level
