@@ -14,6 +14,10 @@ c=.carry
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 phases=${*:-tests bench}
+# stage_for_device.sh packs bin/, lib/ and tests/ into one archive (see there).
+if [ -f "$c/bundle.tar.xz" ] && [ ! -d "$c/bin" ]; then
+  tar -C "$c" -xJf "$c/bundle.tar.xz" || python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$c/bundle.tar.xz" "$c"
+fi
 export LD_LIBRARY_PATH="$PWD/$c/lib:${LD_LIBRARY_PATH:-}"
 export TESSERA_LOG_LEVEL=${TESSERA_LOG_LEVEL:-warn}
 declare -a rows

@@ -30,4 +30,9 @@ done
 cp -a tools/suites "$carry/suites" 2>/dev/null || true
 if [ -d "$root/../shared/anchors" ]; then cp -a "$root/../shared/anchors/." "$carry/anchors/"; fi
 chmod -R u+w "$carry"
+# The CUDA plugin's fat binary (sm_90a SASS + compute_90 PTX of every CUTLASS instantiation) is
+# ~46 MB and compresses ~9x; bin/ and lib/ travel as one xz archive that device_run.sh unpacks,
+# so the carry stays far under the 64 MiB a call may take.
+tar -C "$carry" -cf - bin lib tests | xz -T2 -3 > "$carry/bundle.tar.xz"
+rm -rf "$carry/bin" "$carry/lib" "$carry/tests"
 du -sh "$carry"
