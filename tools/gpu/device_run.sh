@@ -7,12 +7,16 @@
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
 #             cuDNN per-call overhead anchor, and the ratio table
-# Logs go to $OUT; a short table comes last.
+# A short table comes last.
 #   device tool: command "bash tools/gpu/device_run.sh tests sanitize", carry [".carry"]
 set -u
 c=.carry
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
+# Every log goes to $out; what comes back (the device tool returns at most 8 files) is $OUT's
+# logs.tar.gz of all of them plus the few files the summary is made of.
+OUT=${OUT:-/tmp/out}
+out=/tmp/tessera_logs
+rm -rf "$out"
+mkdir -p "$out" "$OUT"
 phases=${*:-tests bench}
 # stage_for_device.sh packs bin/, lib/ and tests/ into one archive (see there).
 if [ -f "$c/bundle.tar.xz" ] && [ ! -d "$c/bin" ]; then
@@ -48,6 +52,12 @@ if has tests; then
     [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*')
     env "${envs[@]}" timeout 300 "$t" "${args[@]}" > "$out/$name.log" 2>&1
     rc=$?
+    # A crash (not a timeout): rerun under cuda-gdb for the backtrace.
+    if [ $rc -ge 128 ] && [ $rc -ne 124 ] && command -v cuda-gdb >/dev/null; then
+      env "${envs[@]}" timeout 120 cuda-gdb -batch -ex run -ex bt -ex 'info threads' --args "$t" "${args[@]}" \
+          > "$out/$name.gdb.log" 2>&1
+      grep -A25 -E 'received signal|^#0' "$out/$name.gdb.log" | head -40
+    fi
     summary=$(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/$name.log" | tr '\n' ' ' | cut -c1-100)
     row "$name" "rc=$rc $summary"
     if [ $rc -ne 0 ]; then
@@ -56,7 +66,8 @@ if has tests; then
     fi
   done
   grep -h '^\[ conform' "$out/tessera_conformance_test.log" > "$out/conformance_tally.txt" 2>/dev/null
-  cat "$out/conformance_tally.txt" | cut -c1-150
+  # Kernels that ran nothing are worth a look; the whole tally is in the logs.
+  grep -E ': 0 cases ran' "$out/conformance_tally.txt" | cut -c1-200
 fi
 
 if has sanitize && command -v compute-sanitizer >/dev/null; then
@@ -80,7 +91,11 @@ if has bench; then
   timeout 150 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --batch="$c/suites/resnet50_mb256.txt" \
       > "$out/bench_resnet50_mb256.txt" 2>&1
   row "tessera-bench R50 N256 fp16" "rc=$? $(tail -1 "$out/bench_resnet50_mb256.txt")"
-  timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
+  # The 128x64 tile on every layer it can run, to see where it beats the default choice.
+  timeout 100 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
+      --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_128x64.txt" 2>&1
+  row "tessera-bench R50 N256 128x64 tile" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_128x64.txt")"
+  OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
   row "anchor subset (torch/cuDNN)" "rc=$?"
   if [ -f "$c/anchors/cudnn_overhead.cpp" ] && command -v nvcc >/dev/null; then
     cudnn_dir=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
@@ -95,8 +110,13 @@ if has bench; then
       "$out/bench_resnet50_mb256.txt" > "$out/ratio_table.txt" 2>&1
 fi
 
+printf '%s\n' "${rows[@]}" > "$out/summary.txt"
+tar -czf "$OUT/logs.tar.gz" -C "$out" .
+for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt; do
+  [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"
+done
 echo
 echo "=== summary ==="
-printf '%s\n' "${rows[@]}"
+cat "$out/summary.txt"
 [ -f "$out/ratio_table.txt" ] && cat "$out/ratio_table.txt"
 exit 0
