@@ -7,7 +7,9 @@
 //
 // Backward: cuDNN derives the gradient from y, the forward output. Tessera defines it from x
 // (y_in is only a hint for kernels that want it), so the kernel recomputes y = act(x) into its
-// workspace first: exact whatever the caller passes as y_in, at the price of one more pass. For
+// workspace first, in dy's layout (cuDNN reads y and dy through one layout, and x and dx through
+// another, so x and dx must share theirs): exact whatever the caller passes as y_in, at the
+// price of one more pass. For
 // f16/bf16 the smooth modes (sigmoid, tanh, elu, swish) are declined: a derivative taken from a y
 // rounded to 11 or 8 bits (sigmoid' = y (1 - y) near y = 1) loses most of its digits.
 #include "cudnn_descriptors.hpp"
@@ -68,6 +70,7 @@ std::string activation_support(const tsrpActivationProblem& p, bool backward, ac
   if (backward && dt != TSRP_DATA_FLOAT && smooth(p.mode))
     return std::string(mode_name(p.mode)) + " backward in " + data_type_name(dt) +
            ": cuDNN derives it from a rounded y, too inexact";
+  if (backward && !same_layout(p.x, p.dx)) return "x and dx in different layouts (cuDNN's backward reads one)";
   activation_tensors t{p.x, p.y, p.dy, p.dx};
   const bool merged = backward ? merge_spatial_dims({&t.x, &t.y, &t.dy, &t.dx}, 5) : merge_spatial_dims({&t.x, &t.y}, 5);
   if (!merged) return "more than 5 dims whose layout cannot be merged (cuDNN takes 4-D and 5-D)";
@@ -79,6 +82,13 @@ std::string activation_support(const tsrpActivationProblem& p, bool backward, ac
   }
   if (out != nullptr) *out = t;
   return {};
+}
+
+// Bytes from a tensor's first element to one past its last (its strides may leave gaps).
+size_t extent_bytes(const tsrpTensor& t) {
+  int64_t last = 0;
+  for (int i = 0; i < t.ndims; ++i) last += (t.dims[i] - 1) * t.strides[i];
+  return static_cast<size_t>(last + 1) * element_size(t.data_type);
 }
 
 struct activation_prepared : prepared_problem {
@@ -97,8 +107,8 @@ std::unique_ptr<activation_prepared> prepare_activation(const tsrpActivationProb
   } else {
     prepared->dy = make_tensor_descriptor(t.dy);
     prepared->dx = make_tensor_descriptor(t.dx);
-    prepared->y_recomputed = make_tensor_descriptor(packed_like(t.x, t.x.data_type));
-    if (p.mode != TSRP_ACTIVATION_IDENTITY) prepared->workspace_bytes = packed_bytes(t.x, t.x.data_type);
+    prepared->y_recomputed = make_tensor_descriptor(t.dy);
+    if (p.mode != TSRP_ACTIVATION_IDENTITY) prepared->workspace_bytes = extent_bytes(t.dy);
   }
   if (p.mode != TSRP_ACTIVATION_IDENTITY) {
     cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;

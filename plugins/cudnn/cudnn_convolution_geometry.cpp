@@ -104,7 +104,12 @@ std::string plan_convolution(const convolution_shape& s, convolution_plan* plan)
     if (s.pad_before[i] != s.pad_after[i]) plan->staged = true;
   }
 
-  if (packed_in(plan->w, false)) {
+  // A filter packed both ways (one input channel per group, e.g. depthwise) takes x's layout
+  // family, the combination cuDNN's kernels are built for.
+  const bool x_channels_last = plan->x.dims[1] > 1 && plan->x.strides[1] == 1;
+  if (x_channels_last && packed_in(plan->w, true)) {
+    plan->filter_format = CUDNN_TENSOR_NHWC;
+  } else if (packed_in(plan->w, false)) {
     plan->filter_format = CUDNN_TENSOR_NCHW;
   } else if (packed_in(plan->w, true)) {
     plan->filter_format = CUDNN_TENSOR_NHWC;
@@ -114,7 +119,7 @@ std::string plan_convolution(const convolution_shape& s, convolution_plan* plan)
 
   if (plan->staged) {
     // Stage in x's own layout family, so cuDNN sees the layout the caller chose.
-    const bool channels_last = plan->x.dims[1] > 1 && plan->x.strides[1] == 1;
+    const bool channels_last = x_channels_last;
     int64_t extended[TSRP_MAX_DIMS];
     for (int i = 0; i < plan->x.ndims; ++i) extended[i] = plan->x.dims[i];
     size_t offset = 0;

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tessera::cudnn_plugin {
@@ -92,6 +93,21 @@ struct rnn_prepared : prepared_problem {
   int32_t seq_length = 0;
 };
 
+// True when cuDNN's matrix descriptor is a packed row-major rows x cols matrix (unit dims, which
+// cuDNN adds to make it 3-D, are ignored wherever they are).
+bool row_major_matrix(cudnnTensorDescriptor_t m, int64_t rows, int64_t cols) {
+  cudnnDataType_t type;
+  int nd = 0, dims[8] = {}, strides[8] = {};
+  check_cudnn(cudnn().cudnnGetTensorNdDescriptor(m, 8, &type, &nd, dims, strides), "cudnnGetTensorNdDescriptor");
+  std::vector<std::pair<int64_t, int64_t>> theirs;  // (dim, stride) of the dims above 1
+  for (int i = 0; i < nd && i < 8; ++i)
+    if (dims[i] != 1) theirs.emplace_back(dims[i], strides[i]);
+  std::vector<std::pair<int64_t, int64_t>> ours;
+  if (rows != 1) ours.emplace_back(rows, cols);
+  if (cols != 1) ours.emplace_back(cols, 1);
+  return theirs == ours;
+}
+
 // Where cuDNN keeps each matrix and bias, against Tessera's layout. Throws NOT_SUPPORTED for a
 // matrix that is not row-major H x I (a copy could not fix that).
 void map_weight_space(cudnnHandle_t handle, const tsrpRnnProblem& p, rnn_prepared& d) {
@@ -113,14 +129,7 @@ void map_weight_space(cudnnHandle_t handle, const tsrpRnnProblem& p, rnn_prepare
       const int64_t rows = s.hidden_size;
       const int64_t cols = lin < gates ? tsrpRnnLayerInputSize(&s, pseudo / s.dirs) : s.hidden_size;
       if (matrix == nullptr) throw plugin_error(TSRP_STATUS_NOT_SUPPORTED, "cuDNN reports no matrix for lin id " + std::to_string(lin));
-      cudnnDataType_t type;
-      int nd = 0, dims[8] = {}, strides[8] = {};
-      check_cudnn(cudnn().cudnnGetTensorNdDescriptor(m, 8, &type, &nd, dims, strides), "cudnnGetTensorNdDescriptor");
-      int64_t count = 1;
-      for (int i = 0; i < nd; ++i) count *= dims[i];
-      const bool row_major = nd >= 2 && count == rows * cols && dims[nd - 1] == cols && strides[nd - 1] == 1 &&
-                             (rows == 1 || strides[nd - 2] == cols);
-      if (!row_major)
+      if (!row_major_matrix(m, rows, cols))
         throw plugin_error(TSRP_STATUS_NOT_SUPPORTED, "cuDNN's weight matrix for lin id " + std::to_string(lin) +
                                                           " is not row-major " + std::to_string(rows) + " x " +
                                                           std::to_string(cols) + "; Tessera's layout cannot be mapped");

@@ -22,6 +22,8 @@ std::string softmax_support(const tsrpSoftmaxProblem& p, bool backward, softmax_
     return "unknown softmax algorithm " + std::to_string(p.algorithm);
   if (p.mode != TSRP_SOFTMAX_MODE_INSTANCE && p.mode != TSRP_SOFTMAX_MODE_CHANNEL)
     return "unknown softmax mode " + std::to_string(p.mode);
+  // cuDNN's backward reads y and dy through one layout.
+  if (backward && !same_layout(p.y, p.dy)) return "y and dy in different layouts";
   softmax_tensors t{backward ? p.y : p.x, backward ? p.dx : p.y, p.dy};
   if (!floating(t.in.data_type)) return std::string(data_type_name(t.in.data_type)) + " softmax not supported";
   if (t.out.data_type != t.in.data_type || (backward && t.dy.data_type != t.in.data_type))
