@@ -231,8 +231,9 @@ TEST_P(ConvolutionFamilyConformance, backward_flipped_mode_is_right_or_declined)
                              1.0f, 0.0f, 3, false, &why)) {
         std::string unflipped_why;
         if (run_backward_case(h_, dir, k, conv_problem(k_shapes[6], TSRP_DATA_FLOAT, false),
-                              1.0f, 0.0f, 3, false, &unflipped_why))
+                              1.0f, 0.0f, 3, false, &unflipped_why)) {
           EXPECT_NE(why.find("flipped"), std::string::npos) << why;
+        }
       }
     }
   }
