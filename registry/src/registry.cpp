@@ -9,7 +9,17 @@
 namespace tessera::registry {
 namespace {
 
+// While a plugin's entry point runs, what it logs at warn level or above is also collected here:
+// a refusal's status alone ("entry point refused (status 3000)") says nothing of why, and the
+// plugin's own words (e.g. the cuDNN plugin's "libcudnn.so.9 not found ...") then become part of
+// the reason that tsrGetPluginInfo and tessera-info show.
+thread_local std::string* entry_point_words = nullptr;
+
 void host_log(int32_t level, const char* plugin, const char* message) {
+  if (entry_point_words && level >= TSRP_LOG_WARN && message && *message) {
+    if (!entry_point_words->empty()) *entry_point_words += "; ";
+    *entry_point_words += message;
+  }
   log::level lvl = log::level::info;
   switch (level) {
     case TSRP_LOG_TRACE: lvl = log::level::trace; break;
@@ -96,7 +106,18 @@ load_result registry::load_locked(const std::string& given_path) {
   plugin_record record;
   record.path = path;
   tsrpHostOffer offer = make_offer();
-  load_outcome outcome = load_plugin_file(path, offer);
+  std::string words;
+  entry_point_words = &words;
+  load_outcome outcome;
+  try {
+    outcome = load_plugin_file(path, offer);
+  } catch (...) {
+    entry_point_words = nullptr;
+    throw;
+  }
+  entry_point_words = nullptr;
+  if (!outcome.ok && !words.empty() && outcome.reason.rfind("entry point refused", 0) == 0)
+    outcome.reason += ": " + words;
   record.name = outcome.plugin.name;
   record.version = outcome.plugin.version;
   record.abi_version = outcome.plugin.abi_version;
