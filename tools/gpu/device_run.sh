@@ -24,6 +24,11 @@ if [ -f "$c/bundle.tar.xz" ] && [ ! -d "$c/bin" ]; then
 fi
 export LD_LIBRARY_PATH="$PWD/$c/lib:${LD_LIBRARY_PATH:-}"
 export TESSERA_LOG_LEVEL=${TESSERA_LOG_LEVEL:-warn}
+# cuDNN lives in the machine's Python environment; the cudnn plugin opens it from there.
+cudnn_lib=$(bash tools/gpu/find_cudnn.sh 2>/dev/null)
+if [ -n "$cudnn_lib" ]; then
+  export TESSERA_CUDNN_LIBRARY="$cudnn_lib/libcudnn.so.9" LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
+fi
 declare -a rows
 row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); }
 has() { [[ " $phases " == *" $1 "* ]]; }
@@ -49,7 +54,8 @@ if has tests; then
     args=()
     # The *Validation suites exercise CPU handles with the oneDNN plugin, which is not carried (its
     # 55 MB libdnnl does not fit the carry); CI runs them.
-    [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*')
+    # The cudnn backend's sweep runs as a step of its own below (its own time limit).
+    [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*:*/cudnn')
     env "${envs[@]}" timeout 300 "$t" "${args[@]}" > "$out/$name.log" 2>&1
     rc=$?
     # A crash (not a timeout): rerun under cuda-gdb for the backtrace.
@@ -65,6 +71,14 @@ if has tests; then
       grep -B2 -A6 -E 'Failure$' "$out/$name.log" | head -150
     fi
   done
+  if [ -n "${TESSERA_CUDNN_LIBRARY:-}" ]; then
+    timeout 300 "$c/bin/tessera_conformance_test" --gtest_filter='*/cudnn:CudnnPlugin*' \
+        > "$out/tessera_conformance_cudnn.log" 2>&1
+    rc=$?
+    row "conformance (cudnn backend)" "rc=$rc $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/tessera_conformance_cudnn.log" | tr '\n' ' ' | cut -c1-90)"
+    [ $rc -ne 0 ] && grep -E '^\[  FAILED  \]' "$out/tessera_conformance_cudnn.log" | head -40
+    grep -h '^\[ conform' "$out/tessera_conformance_cudnn.log" > "$out/conformance_tally_cudnn.txt" 2>/dev/null
+  fi
   grep -h '^\[ conform' "$out/tessera_conformance_test.log" > "$out/conformance_tally.txt" 2>/dev/null
   # Kernels that ran nothing are worth a look; the whole tally is in the logs.
   grep -E ': 0 cases ran' "$out/conformance_tally.txt" | cut -c1-200

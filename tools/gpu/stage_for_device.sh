@@ -20,6 +20,8 @@ mkdir -p "$carry/bin" "$carry/lib/tessera/plugins" "$carry/tests/fake_plugins" "
 cp -a "$build"/bin/* "$carry/bin/"
 cp -a "$build"/lib/libtessera.so* "$carry/lib/"
 cp -a "$build"/lib/tessera/plugins/libtessera-cuda.so "$carry/lib/tessera/plugins/" 2>/dev/null || true
+# The cuDNN vendor plugin (plugins/cudnn): libcudnn itself is found on the GPU machine.
+cp -a "$build"/lib/tessera/plugins/libtessera-cudnn.so "$carry/lib/tessera/plugins/" 2>/dev/null || true
 cp -a "$build"/tests/fake_plugins/*.so "$carry/tests/fake_plugins/"
 mkdir -p "$carry/tests/abi_compat"
 cp -a "$build"/tests/abi_compat/*.so "$carry/tests/abi_compat/" 2>/dev/null || true
