@@ -254,7 +254,7 @@ std::string common_support(const tsrpLrnProblem& p, const lrn_desc& d) {
 std::string sliding_support(const tsrpLrnProblem& p, bool backward) {
   if (p.n > max_sliding_window)
     return "window n = " + std::to_string(p.n) + " exceeds the " + std::to_string(max_sliding_window) +
-           " channels a thread's ring holds" + (backward ? " (the ABI's maximum)" : " (lrn_fwd_elementwise takes it)");
+           " channels a thread's ring holds" + (backward ? " (16 is the ABI's maximum)" : " (lrn_fwd_elementwise takes it)");
   if (!backward && p.x.dims[1] > 1 && p.x.strides[1] == 1)
     return "tensor 'x' is channels-last (channel stride 1), where a walk along C is not coalesced "
            "(lrn_fwd_elementwise reads each window from the cache lines it just loaded)";

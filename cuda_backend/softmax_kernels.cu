@@ -91,8 +91,8 @@ struct strided_params {
   float beta;
 };
 
-// The forward output of one element from the row's statistics: `scale` is 1 / sum for softmax
-// and log(sum) for log-softmax; `e` is exp(x - max) (softmax only).
+// What the forward outputs are formed with, from the row's sum of exp(x - max): 1 / sum for
+// softmax (y = exp(x - max) * scale), log(sum) for log-softmax (y = (x - max) - scale).
 __device__ __forceinline__ float softmax_scale(float sum, bool log) { return log ? logf(sum) : 1.0f / sum; }
 
 // The backward's per-element term of the row sum, and the gradient from the row sum.
@@ -624,13 +624,17 @@ constexpr const char* kernel_name(sm_kind kind, bool backward) {
 
 std::string rows_support(const sm_desc& d, sm_kind kind) {
   const char* fallback = kernel_name(sm_kind::strided, d.backward);
-  const char* row_dims = d.mode == TSRP_SOFTMAX_MODE_INSTANCE ? "C x spatial" : "C";
   for (int s = 0; s < sm_slots; ++s) {
     const tsrpTensor* t = d.data[s];
     if (t == nullptr) continue;
-    if (!row_is_dense(*t, d.mode))
-      return "the " + std::string(row_dims) + " elements of each row of " + quoted(d.names[s]) +
-             " are not one dense run of memory (" + fallback + " takes any strides)";
+    if (!row_is_dense(*t, d.mode)) {
+      if (d.mode == TSRP_SOFTMAX_MODE_CHANNEL)
+        return quoted(d.names[s]) + " has channel stride " + std::to_string(t->strides[1]) +
+               ", so a row's C elements are not one dense run of memory (" +
+               kernel_name(sm_kind::channels, d.backward) + " takes it)";
+      return "the C x spatial elements of " + quoted(d.names[s]) +
+             " are not one dense run of memory per n (" + fallback + " takes any strides)";
+    }
     for (int i = 0; i < t->ndims; ++i) {
       if (is_reduced(d.mode, i) && t->dims[i] > 1 && t->strides[i] != d.in->strides[i])
         return quoted(d.names[s]) + " lays its rows out with other strides than " + quoted(d.names[0]) +
