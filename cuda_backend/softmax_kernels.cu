@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 template <typename T, int V>
-__global__ void __launch_bounds__(block_threads)
+__global__ void __launch_bounds__(block_threads, 1)
     softmax_bwd_rows_block_kernel(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
                                   rows_params g) {
   constexpr int items = block_cached / V;
