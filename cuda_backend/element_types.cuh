@@ -26,6 +26,15 @@ __device__ __forceinline__ __half from_float<__half>(float v) { return __float2h
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+// out = alpha * r + beta * out in fp32, rounded once to T. out is not read when beta is 0 (it may
+// hold NaN then, which must not reach the result): the blend every ABI output follows.
+template <typename T>
+__device__ __forceinline__ void store_blended(T* out, float r, float alpha, float beta) {
+  float v = alpha * r;
+  if (beta != 0.0f) v = fmaf(beta, to_float(*out), v);
+  *out = from_float<T>(v);
+}
+
 inline bool is_floating_storage(int32_t data_type) {
   return data_type == TSRP_DATA_FLOAT || data_type == TSRP_DATA_HALF || data_type == TSRP_DATA_BFLOAT16;
 }

@@ -60,10 +60,7 @@ struct rows_params {
 // every thread of the row receives the same value. Rows of at most 32 threads are reduced inside
 // their warp segment; longer ones go through shared memory (`red`, one slot per warp).
 __device__ __forceinline__ float row_sum(float v, int tpr, float* red) {
-  if (tpr <= 32) {
-    for (int offset = tpr / 2; offset > 0; offset >>= 1) v += __shfl_down_sync(norm_full_warp, v, offset, tpr);
-    return __shfl_sync(norm_full_warp, v, 0, tpr);
-  }
+  if (tpr <= 32) return group_sum_all(v, tpr);
   v = warp_sum_down(v);
   const int linear = threadIdx.y * blockDim.x + threadIdx.x;
   __syncthreads();  // the previous call's readers are done with `red`
