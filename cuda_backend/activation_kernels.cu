@@ -379,14 +379,14 @@ constexpr const char* eltwise_notes =
 const tsrpKernel& eltwise_fwd_kernel() noexcept {
   static const tsrpKernel kernel = {sizeof(tsrpKernel), forward_kind.kernel_name, TSRP_OP_ACTIVATION_FORWARD,
                                     TSRP_KERNEL_DETERMINISTIC, eltwise_notes, nullptr, can_implement_fwd,
-                                    nullptr, run_fwd};
+                                    nullptr, run_fwd, nullptr /* estimate_us */};
   return kernel;
 }
 
 const tsrpKernel& eltwise_bwd_kernel() noexcept {
   static const tsrpKernel kernel = {sizeof(tsrpKernel), backward_kind.kernel_name, TSRP_OP_ACTIVATION_BACKWARD,
                                     TSRP_KERNEL_DETERMINISTIC, eltwise_notes, nullptr, can_implement_bwd,
-                                    nullptr, run_bwd};
+                                    nullptr, run_bwd, nullptr /* estimate_us */};
   return kernel;
 }
 

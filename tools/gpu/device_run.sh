@@ -43,6 +43,8 @@ if has tests; then
     case "$name" in
       # Host-only logic that finds its helpers by build-tree paths; CI runs them.
       tessera_abi_compat_test|tessera_tuning_db_test|tessera_tuning_db_worker) continue ;;
+      # Host-only selection-policy logic on a test device plugin that is not carried; CI runs it.
+      tessera_selection_policy_test|tessera_selection_policy_worker) continue ;;
     esac
     envs=()
     case "$name" in
@@ -85,14 +87,22 @@ if has tests; then
 fi
 
 if has sanitize && command -v compute-sanitizer >/dev/null; then
+  # memcheck and racecheck over the CUDA backend's sweep, side by side (each is mostly host-bound).
   for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
-        --gtest_filter='*cuda*:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1
-    row "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY|hazards' "$out/sanitizer_$tool.log" | tail -1)"
+    timeout 420 compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1 &
   done
-  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
+  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
       > "$out/sanitizer_graph.log" 2>&1
   row "compute-sanitizer graph test" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_graph.log" | tail -1)"
+  timeout 120 compute-sanitizer --tool initcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
+      > "$out/sanitizer_initcheck_graph.log" 2>&1
+  row "compute-sanitizer initcheck graph" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_initcheck_graph.log" | tail -1)"
+  wait
+  for tool in memcheck racecheck; do
+    row "compute-sanitizer $tool" "$(grep -E 'ERROR SUMMARY|hazards|PASSED|FAILED  \]' "$out/sanitizer_$tool.log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
+    grep -m5 -B2 -A8 -E '^========= (Invalid|Race|Error)' "$out/sanitizer_$tool.log" | head -40
+  done
 fi
 
 if has bench; then
@@ -109,6 +119,12 @@ if has bench; then
   timeout 100 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
       --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_128x64.txt" 2>&1
   row "tessera-bench R50 N256 128x64 tile" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_128x64.txt")"
+  # The same layers through the cuDNN plugin, in this process's method (side by side).
+  timeout 150 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cudnn --batch="$c/suites/resnet50_mb256.txt" \
+      > "$out/bench_resnet50_mb256_cudnn.txt" 2>&1
+  row "tessera-bench R50 N256 via cudnn" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_cudnn.txt")"
+  timeout 100 "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
+  row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
   OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
   row "anchor subset (torch/cuDNN)" "rc=$?"
   if [ -f "$c/anchors/cudnn_overhead.cpp" ] && command -v nvcc >/dev/null; then
