@@ -127,12 +127,21 @@ if has bench; then
   row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
   OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
   row "anchor subset (torch/cuDNN)" "rc=$?"
-  if [ -f "$c/anchors/cudnn_overhead.cpp" ] && command -v nvcc >/dev/null; then
-    cudnn_dir=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
-    if [ -n "$cudnn_dir" ] && nvcc -O2 -o /tmp/cudnn_overhead "$c/anchors/cudnn_overhead.cpp" \
-        -I"$cudnn_dir/include" -L"$cudnn_dir/lib" -l:libcudnn.so.9 > "$out/cudnn_overhead_build.txt" 2>&1; then
-      LD_LIBRARY_PATH="$cudnn_dir/lib:$LD_LIBRARY_PATH" timeout 60 /tmp/cudnn_overhead > "$out/cudnn_overhead.txt" 2>&1
-      row "cudnn overhead anchor" "$(grep -E 'conv_fwd_host_us' "$out/cudnn_overhead.txt")"
+  # Per-call host cost: Tessera (our kernels, and cuDNN through its plugin) and cuDNN's own API,
+  # the same tiny problem, in this run.
+  timeout 60 "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera.txt" 2>&1
+  row "tessera call overhead (cuda)" "$(grep -E 'conv_fwd_host|find_ms' "$out/call_overhead_tessera.txt" | tr '\n' ' ' | cut -c1-110)"
+  timeout 60 "$c/bin/tessera-call-overhead" --backend=cudnn > "$out/call_overhead_tessera_cudnn.txt" 2>&1
+  row "tessera call overhead (cudnn plugin)" "$(grep -E 'conv_fwd_host' "$out/call_overhead_tessera_cudnn.txt" | cut -c1-110)"
+  nvcc_bin=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+  if [ -f "$c/anchors/cudnn_overhead.cpp" ] && [ -n "$nvcc_bin" ] && [ -n "$cudnn_lib" ]; then
+    cudnn_inc=$(dirname "$cudnn_lib")/include
+    if "$nvcc_bin" -O2 -o /tmp/cudnn_overhead "$c/anchors/cudnn_overhead.cpp" -I"$cudnn_inc" -L"$cudnn_lib" \
+        -l:libcudnn.so.9 > "$out/cudnn_overhead_build.txt" 2>&1; then
+      timeout 60 /tmp/cudnn_overhead > "$out/cudnn_overhead.txt" 2>&1
+      row "cudnn overhead anchor" "$(grep -E 'conv_fwd_host_us|find_ms' "$out/cudnn_overhead.txt" | tr '\n' ' ' | cut -c1-110)"
+    else
+      row "cudnn overhead anchor" "build failed: $(tail -1 "$out/cudnn_overhead_build.txt" | cut -c1-90)"
     fi
   fi
   grep -vE '^PASSED' "$out/bench_h200_anchor.txt" "$out/bench_resnet50_mb256.txt" | head -20 | cut -c1-220
