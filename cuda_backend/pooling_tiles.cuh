@@ -107,19 +107,52 @@ __host__ __device__ __forceinline__ int32_t box_pixels(const span (&box)[spatial
 }
 
 // Shared memory of a backward tile, in 16-byte units: the x patch (max pooling only) at 0, dy of
-// the covering outputs at `dy`, their winning taps at `taps` (32-byte aligned for int32 taps).
+// the covering outputs at `dy`, their winning taps at `taps` (32-byte aligned for int32 taps),
+// and at `spans` the covering outputs of each dx position of the tile, per dim (`positions` is
+// the sum of the tile's extents), so that the gather divides nothing per element.
 struct backward_shared {
-  int64_t dy, taps, end;
+  int64_t dy, taps, spans, end;
 };
-__host__ __device__ __forceinline__ backward_shared backward_layout(int64_t x_pixels, int64_t outputs, int32_t pitch,
+__host__ __device__ __forceinline__ backward_shared backward_layout(int64_t x_pixels, int64_t outputs,
+                                                                    int64_t positions, int32_t pitch,
                                                                     int32_t tap_pack_bytes) {
   backward_shared s;
   s.dy = x_pixels * pitch;
   s.taps = (s.dy + outputs * pitch + 1) / 2 * 2;
   const int64_t tap_bytes = outputs * pitch * tap_pack_bytes;
-  s.end = s.taps + (tap_bytes + 31) / 32 * 2;
+  s.spans = s.taps + (tap_bytes + 31) / 32 * 2;
+  s.end = s.spans + (positions * static_cast<int64_t>(sizeof(output_span)) + 15) / 16;
   return s;
 }
+
+// Positions first, first + step, ... of a box of e0 x e1 x e2 (width fastest) as offsets in the
+// box: two divisions at the start, carries after that (step may exceed a row).
+struct box_cursor {
+  int32_t d, h, w;     // the current position
+  int32_t sd, sh, sw;  // the step, split the same way
+  int32_t e1, e2;
+
+  __host__ __device__ __forceinline__ box_cursor(int32_t first, int32_t step, int32_t e1_, int32_t e2_)
+      : e1(e1_), e2(e2_) {
+    split(first, d, h, w);
+    split(step, sd, sh, sw);
+  }
+  __host__ __device__ __forceinline__ void split(int32_t q, int32_t& a, int32_t& b, int32_t& c) const {
+    const int32_t rest = q / e2;
+    c = q - rest * e2;
+    a = rest / e1;
+    b = rest - a * e1;
+  }
+  __host__ __device__ __forceinline__ void advance() {
+    w += sw;
+    int32_t carry = w >= e2 ? 1 : 0;
+    w -= carry * e2;
+    h += sh + carry;
+    carry = h >= e1 ? 1 : 0;
+    h -= carry * e1;
+    d += sd + carry;
+  }
+};
 
 // ---- the copy engine ---------------------------------------------------------------------------
 
@@ -162,47 +195,114 @@ __host__ __device__ __forceinline__ void tile_copy_box(const T* src, const opera
                                                        const span (&box)[spatial_slots], int32_t vectors,
                                                        int32_t pitch, uint4* shared, unsigned tid, unsigned threads) {
   const tile_lane l = lane_of(tid, threads, pitch, vectors);
-  if (!l.active) return;
-  const int32_t e1 = box[1].size(), e2 = box[2].size();
   const int32_t pixels = box_pixels(box);
-  const T* base = src + static_cast<int64_t>(l.v) * Lanes * s.c;
-  for (int32_t q = l.first; q < pixels; q += l.per_pass) {
-    const int32_t rest = q / e2, w = q - rest * e2;
-    const int32_t d = rest / e1, h = rest - d * e1;
-    const T* from = base + (box[0].begin + d) * s.d + (box[1].begin + h) * s.h + (box[2].begin + w) * s.w;
-    tile_copy_16(shared + q * pitch + l.v, from);
+  if (!l.active || l.first >= pixels) return;
+  const T* base = src + static_cast<int64_t>(l.v) * Lanes * s.c + box[0].begin * s.d + box[1].begin * s.h +
+                  box[2].begin * s.w;
+  box_cursor at(l.first, l.per_pass, box[1].size(), box[2].size());
+  for (int32_t q = l.first; q < pixels; q += l.per_pass, at.advance()) {
+    tile_copy_16(shared + q * pitch + l.v, base + at.d * s.d + at.h * s.h + at.w * s.w);
   }
 }
 
-// Reduces the window of output (od, oh, ow) for channel vector `v` from a patch in shared memory
-// that holds the positions `patch`, in window order (depth, height, width) as the two-pass kernels
-// do. Returns the taps inside the input.
+// Calls visit(16 bytes of channel vector `v`, tap number) for every tap of output (od, oh, ow)
+// inside the input, in window order (depth, height, width) as the two-pass kernels reduce, from a
+// patch in shared memory that holds the positions `patch`. Returns the number of such taps.
+template <typename Visit>
+__host__ __device__ __forceinline__ int32_t for_each_tap(const pool_geometry& g, int32_t od, int32_t oh, int32_t ow,
+                                                         const span (&patch)[spatial_slots], int32_t pitch, int32_t v,
+                                                         const uint4* shared, Visit&& visit) {
+  const tap_span sd = window_taps(od, 0, g);
+  const tap_span sh = window_taps(oh, 1, g);
+  const tap_span sw = window_taps(ow, 2, g);
+  const int32_t p1 = patch[1].size(), p2 = patch[2].size();
+  for (int32_t id = sd.begin; id < sd.end; ++id) {
+    for (int32_t ih = sh.begin; ih < sh.end; ++ih) {
+      // The vector of (id, ih, 0) in the patch, and the tap number of (id, ih, 0) in the window.
+      const int32_t row = (((id - patch[0].begin) * p1 + (ih - patch[1].begin)) * p2 - patch[2].begin) * pitch + v;
+      const int32_t row_tap = ((id - sd.start) * g.window[1] + (ih - sh.start)) * g.window[2] - sw.start;
+TESSERA_POOL_UNROLL(unroll 4)
+      for (int32_t iw = sw.begin; iw < sw.end; ++iw) visit(shared[row + iw * pitch], row_tap + iw);
+    }
+  }
+  return (sd.end - sd.begin) * (sh.end - sh.begin) * (sw.end - sw.begin);
+}
+
 template <typename T, int Lanes, pool_op Op>
 __host__ __device__ __forceinline__ int32_t reduce_window(const pool_geometry& g, int32_t od, int32_t oh, int32_t ow,
                                                           const span (&patch)[spatial_slots], int32_t pitch,
                                                           int32_t v, const uint4* shared,
                                                           lane_reduction<Op> (&lanes)[Lanes]) {
-  const tap_span sd = window_taps(od, 0, g);
-  const tap_span sh = window_taps(oh, 1, g);
-  const tap_span sw = window_taps(ow, 2, g);
-  const int32_t p1 = patch[1].size(), p2 = patch[2].size();
 TESSERA_POOL_UNROLL(unroll)
   for (int l = 0; l < Lanes; ++l) lanes[l].reset();
-  for (int32_t id = sd.begin; id < sd.end; ++id) {
-    for (int32_t ih = sh.begin; ih < sh.end; ++ih) {
-      // Pixel number of (id, ih, 0) in the patch, and the tap number in window order less the
-      // width start.
-      const int32_t row = ((id - patch[0].begin) * p1 + (ih - patch[1].begin)) * p2 - patch[2].begin;
-      const int32_t row_tap = ((id - sd.start) * g.window[1] + (ih - sh.start)) * g.window[2] - sw.start;
-TESSERA_POOL_UNROLL(unroll 4)
-      for (int32_t iw = sw.begin; iw < sw.end; ++iw) {
-        const lane_pack<T, Lanes> x = load_pack<T, Lanes>(reinterpret_cast<const T*>(shared + (row + iw) * pitch + v));
+  return for_each_tap(g, od, oh, ow, patch, pitch, v, shared, [&](const uint4& raw, int32_t tap) {
+    lane_pack<T, Lanes> x;
+    std::memcpy(&x, &raw, sizeof(x));
 TESSERA_POOL_UNROLL(unroll)
-        for (int l = 0; l < Lanes; ++l) lanes[l].take(to_float(x.v[l]), row_tap + iw);
-      }
+    for (int l = 0; l < Lanes; ++l) lanes[l].take(to_float(x.v[l]), tap);
+  });
+}
+
+// The 16-bit pair type whose comparisons work on two lanes at once.
+template <typename T>
+struct lane_pair;
+template <>
+struct lane_pair<__half> {
+  using type = __half2;
+  static constexpr uint32_t minus_infinity = 0xfc00fc00u;
+};
+template <>
+struct lane_pair<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+  static constexpr uint32_t minus_infinity = 0xff80ff80u;
+};
+
+// The winning tap of each lane (-1 where every tap is NaN), by lane_reduction<argmax>'s rule:
+// the first tap in window order whose value exceeds every earlier one, where "the first non-NaN
+// tap" also counts as exceeding (so a leading -inf wins). For 16-bit types two lanes go through
+// one compare: best starts at -inf and a lane takes tap t where v > best, or where it has no tap
+// yet and v >= best (v not NaN); 16-bit tap numbers, 0xffff meaning none, so only for windows of
+// fewer than 65535 taps (`Narrow`: the uint8 taps of windows of up to 255).
+template <typename T, int Lanes, bool Narrow>
+__host__ __device__ __forceinline__ void argmax_window(const pool_geometry& g, int32_t od, int32_t oh, int32_t ow,
+                                                       const span (&patch)[spatial_slots], int32_t pitch, int32_t v,
+                                                       const uint4* shared, int32_t (&taps)[Lanes]) {
+  if constexpr (sizeof(T) == 2 && Narrow) {
+    using pair = typename lane_pair<T>::type;
+    constexpr int pairs = Lanes / 2;
+    uint32_t best[pairs], won[pairs], none[pairs];
+TESSERA_POOL_UNROLL(unroll)
+    for (int j = 0; j < pairs; ++j) {
+      best[j] = lane_pair<T>::minus_infinity;
+      won[j] = 0xffffffffu;
+      none[j] = 0xffffffffu;
     }
+    for_each_tap(g, od, oh, ow, patch, pitch, v, shared, [&](const uint4& raw, int32_t tap) {
+      const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+      const uint32_t both = static_cast<uint32_t>(tap) * 0x10001u;
+TESSERA_POOL_UNROLL(unroll)
+      for (int j = 0; j < pairs; ++j) {
+        pair x, b;
+        std::memcpy(static_cast<void*>(&x), &words[j], sizeof(x));
+        std::memcpy(static_cast<void*>(&b), &best[j], sizeof(b));
+        const uint32_t take = __hgt2_mask(x, b) | (__hge2_mask(x, b) & none[j]);
+        best[j] = (words[j] & take) | (best[j] & ~take);
+        won[j] = (both & take) | (won[j] & ~take);
+        none[j] &= ~take;
+      }
+    });
+TESSERA_POOL_UNROLL(unroll)
+    for (int j = 0; j < pairs; ++j) {
+      const uint32_t low = won[j] & 0xffffu, high = won[j] >> 16;
+      taps[2 * j] = low == 0xffffu ? -1 : static_cast<int32_t>(low);
+      taps[2 * j + 1] = high == 0xffffu ? -1 : static_cast<int32_t>(high);
+    }
+  } else {
+    lane_reduction<pool_op::argmax> lanes[Lanes];
+    reduce_window<T, Lanes, pool_op::argmax>(g, od, oh, ow, patch, pitch, v, shared, lanes);
+TESSERA_POOL_UNROLL(unroll)
+    for (int l = 0; l < Lanes; ++l) taps[l] = lanes[l].tap;
   }
-  return (sd.end - sd.begin) * (sh.end - sh.begin) * (sw.end - sw.begin);
 }
 
 // ---- forward -----------------------------------------------------------------------------------
@@ -243,25 +343,24 @@ TESSERA_POOL_UNROLL(unroll)
       return;
     }
     const tile_lane l = lane_of(tid, threads, plan.chunk, s.t.vectors);
-    if (!l.active) return;
     const span(&box)[spatial_slots] = s.t.box;
-    const int32_t e1 = box[1].size(), e2 = box[2].size();
     const int32_t outputs = box_pixels(box);
+    if (!l.active || l.first >= outputs) return;
     T* base = y + s.t.n * ys.n + static_cast<int64_t>(s.t.c + l.v * lanes) * ys.c;
-    for (int32_t q = l.first; q < outputs; q += l.per_pass) {
-      const int32_t rest = q / e2, ow = box[2].begin + (q - rest * e2);
-      const int32_t qd = rest / e1, oh = box[1].begin + (rest - qd * e1), od = box[0].begin + qd;
+    box_cursor at(l.first, l.per_pass, box[1].size(), box[2].size());
+    for (int32_t q = l.first; q < outputs; q += l.per_pass, at.advance()) {
+      const int32_t od = box[0].begin + at.d, oh = box[1].begin + at.h, ow = box[2].begin + at.w;
       lane_reduction<Op> reductions[lanes];
       const int32_t inside =
           reduce_window<T, lanes, Op>(g, od, oh, ow, s.patch, plan.chunk, l.v, shared, reductions);
-      T* at = base + od * ys.d + oh * ys.h + ow * ys.w;
+      T* out = base + od * ys.d + oh * ys.h + ow * ys.w;
       lane_pack<T, lanes> old{};
-      if (beta != 0.0f) old = load_pack<T, lanes>(at);  // never read when beta is 0 (NaN poison)
+      if (beta != 0.0f) old = load_pack<T, lanes>(out);  // never read when beta is 0 (NaN poison)
       lane_pack<T, lanes> result;
 TESSERA_POOL_UNROLL(unroll)
       for (int k = 0; k < lanes; ++k)
         result.v[k] = blend(reductions[k].result(inside, g.window_size), alpha, beta, old.v[k]);
-      store_pack<T, lanes>(at, result);
+      store_pack<T, lanes>(out, result);
     }
   }
 };
@@ -271,7 +370,8 @@ TESSERA_POOL_UNROLL(unroll)
 // dx = alpha * dpool(x, dy) + beta * dx over a tile of dx elements. Op is argmax (max pooling,
 // Tap the winning-tap type: uint8_t for windows of up to 255 taps, else int32_t) or one of the
 // averages (x is not read, Tap is unused). Phase 0 copies the x patch (max) and dy of the covering
-// outputs; phase 1 finds each covering output's winning tap; phase 2 gathers.
+// outputs; phase 1 finds each covering output's winning tap and tabulates the covering outputs of
+// each dx position; phase 2 gathers.
 template <typename T, typename Tap, pool_op Op>
 struct backward_tile_program {
   static constexpr int lanes = static_cast<int>(16 / sizeof(T));
@@ -304,13 +404,16 @@ TESSERA_POOL_UNROLL(unroll)
     const int32_t outputs = box_pixels(s.outputs);
 TESSERA_POOL_UNROLL(unroll)
     for (int d = 0; d < spatial_slots; ++d) s.patch[d] = max && outputs > 0 ? window_union(s.outputs[d], d, g) : span{0, 0};
-    s.layout = backward_layout(box_pixels(s.patch), outputs, plan.chunk, tap_pack_bytes);
+    const int32_t positions = s.t.box[0].size() + s.t.box[1].size() + s.t.box[2].size();
+    s.layout = backward_layout(box_pixels(s.patch), outputs, positions, plan.chunk, tap_pack_bytes);
     return s;
   }
 
   __host__ __device__ __forceinline__ void run_phase(int phase, const tile& s, uint4* shared, unsigned tid,
                                                      unsigned threads) const {
     const int32_t pitch = plan.chunk;
+    output_span* spans = reinterpret_cast<output_span*>(shared + s.layout.spans);
+    lane_pack<Tap, lanes>* taps = reinterpret_cast<lane_pack<Tap, lanes>*>(shared + s.layout.taps);
     if (phase == 0) {
       if constexpr (max) {
         tile_copy_box<T, lanes>(x + s.t.n * xs.n + s.t.c * xs.c, xs, s.patch, s.t.vectors, pitch, shared, tid, threads);
@@ -319,44 +422,51 @@ TESSERA_POOL_UNROLL(unroll)
                               shared + s.layout.dy, tid, threads);
       return;
     }
-    const tile_lane l = lane_of(tid, threads, pitch, s.t.vectors);
-    if (!l.active) return;
-    lane_pack<Tap, lanes>* taps = reinterpret_cast<lane_pack<Tap, lanes>*>(shared + s.layout.taps);
-    const int32_t o1 = s.outputs[1].size(), o2 = s.outputs[2].size();
     if (phase == 1) {
+      // One loop per dim, so that every array is indexed by constants (no local memory).
+      int32_t first = 0;
+TESSERA_POOL_UNROLL(unroll)
+      for (int dim = 0; dim < spatial_slots; ++dim) {
+        const int32_t extent = s.t.box[dim].size();
+        for (int32_t i = static_cast<int32_t>(tid); i < extent; i += static_cast<int32_t>(threads))
+          spans[first + i] = covering_outputs(s.t.box[dim].begin + i, dim, g);
+        first += extent;
+      }
       if constexpr (max) {
+        const tile_lane l = lane_of(tid, threads, pitch, s.t.vectors);
         const int32_t outputs = box_pixels(s.outputs);
-        for (int32_t q = l.first; q < outputs; q += l.per_pass) {
-          const int32_t rest = q / o2, ow = s.outputs[2].begin + (q - rest * o2);
-          const int32_t qd = rest / o1, oh = s.outputs[1].begin + (rest - qd * o1), od = s.outputs[0].begin + qd;
-          lane_reduction<pool_op::argmax> reductions[lanes];
-          reduce_window<T, lanes, pool_op::argmax>(g, od, oh, ow, s.patch, pitch, l.v, shared, reductions);
+        if (!l.active || l.first >= outputs) return;
+        box_cursor at(l.first, l.per_pass, s.outputs[1].size(), s.outputs[2].size());
+        for (int32_t q = l.first; q < outputs; q += l.per_pass, at.advance()) {
+          int32_t winner[lanes];
+          argmax_window<T, lanes, sizeof(Tap) == 1>(g, s.outputs[0].begin + at.d, s.outputs[1].begin + at.h, s.outputs[2].begin + at.w,
+                                  s.patch, pitch, l.v, shared, winner);
           lane_pack<Tap, lanes> won;
 TESSERA_POOL_UNROLL(unroll)
-          for (int k = 0; k < lanes; ++k) won.v[k] = static_cast<Tap>(reductions[k].tap);  // -1: no tap
+          for (int k = 0; k < lanes; ++k) won.v[k] = static_cast<Tap>(winner[k]);  // -1: no tap
           taps[q * pitch + l.v] = won;
         }
       }
       return;
     }
-    gather(s, shared + s.layout.dy, taps, l);
+    gather(s, shared + s.layout.dy, taps, spans, lane_of(tid, threads, pitch, s.t.vectors));
   }
 
   // Each dx element sums dy over the outputs whose windows contain it, in output order.
   __host__ __device__ __forceinline__ void gather(const tile& s, const uint4* dy_shared,
-                                                  const lane_pack<Tap, lanes>* taps, const tile_lane& l) const {
+                                                  const lane_pack<Tap, lanes>* taps, const output_span* spans,
+                                                  const tile_lane& l) const {
     const int32_t pitch = plan.chunk;
     const span(&box)[spatial_slots] = s.t.box;
-    const int32_t e1 = box[1].size(), e2 = box[2].size();
+    const int32_t e0 = box[0].size(), e1 = box[1].size(), e2 = box[2].size();
     const int32_t o1 = s.outputs[1].size(), o2 = s.outputs[2].size();
     const int32_t elements = box_pixels(box);
+    if (!l.active || l.first >= elements) return;
     T* base = dx + s.t.n * dxs.n + static_cast<int64_t>(s.t.c + l.v * lanes) * dxs.c;
-    for (int32_t q = l.first; q < elements; q += l.per_pass) {
-      const int32_t rest = q / e2, iw = box[2].begin + (q - rest * e2);
-      const int32_t qd = rest / e1, ih = box[1].begin + (rest - qd * e1), id = box[0].begin + qd;
-      const output_span od = covering_outputs(id, 0, g);
-      const output_span oh = covering_outputs(ih, 1, g);
-      const output_span ow = covering_outputs(iw, 2, g);
+    box_cursor at(l.first, l.per_pass, e1, e2);
+    for (int32_t q = l.first; q < elements; q += l.per_pass, at.advance()) {
+      const int32_t id = box[0].begin + at.d, ih = box[1].begin + at.h, iw = box[2].begin + at.w;
+      const output_span od = spans[at.d], oh = spans[e0 + at.h], ow = spans[e0 + e1 + at.w];
       float sum[lanes];
 TESSERA_POOL_UNROLL(unroll)
       for (int k = 0; k < lanes; ++k) sum[k] = 0.0f;
@@ -368,21 +478,21 @@ TESSERA_POOL_UNROLL(unroll)
           const int32_t row = ((d - s.outputs[0].begin) * o1 + (h - s.outputs[1].begin)) * o2 - s.outputs[2].begin;
           for (int32_t w = ow.first; w <= ow.last; ++w) {
             const tap_span sw = window_taps(w, 2, g);
-            const int32_t at = (row + w) * pitch + l.v;
+            const int32_t at_output = (row + w) * pitch + l.v;
             if constexpr (max) {
               const int32_t tap = row_tap + (iw - sw.start);
-              const lane_pack<Tap, lanes> won = taps[at];
+              const lane_pack<Tap, lanes> won = taps[at_output];
               bool any = false;
 TESSERA_POOL_UNROLL(unroll)
               for (int k = 0; k < lanes; ++k) any |= won.v[k] == tap;
               if (any) {  // most outputs are won by another tap: skip their dy
-                const lane_pack<T, lanes> grad = load_pack<T, lanes>(reinterpret_cast<const T*>(dy_shared + at));
+                const lane_pack<T, lanes> grad = load_pack<T, lanes>(reinterpret_cast<const T*>(dy_shared + at_output));
 TESSERA_POOL_UNROLL(unroll)
                 for (int k = 0; k < lanes; ++k)
                   if (won.v[k] == tap) sum[k] += to_float(grad.v[k]);
               }
             } else {
-              const lane_pack<T, lanes> grad = load_pack<T, lanes>(reinterpret_cast<const T*>(dy_shared + at));
+              const lane_pack<T, lanes> grad = load_pack<T, lanes>(reinterpret_cast<const T*>(dy_shared + at_output));
               if constexpr (Op == pool_op::avg_exclude_pad) {
                 const float inside =
                     static_cast<float>((sd.end - sd.begin) * (sh.end - sh.begin) * (sw.end - sw.begin));
@@ -440,7 +550,8 @@ inline tile_plan make_tile_plan(const pool_geometry& g, int lanes, bool backward
   }
   int64_t units;  // 16-byte units of shared memory
   if (backward) {
-    units = backward_layout(tap_pack_bytes > 0 ? x_pixels : 0, outputs, chunk, tap_pack_bytes).end;
+    const int64_t positions = int64_t{plan.extent[0]} + plan.extent[1] + plan.extent[2];
+    units = backward_layout(tap_pack_bytes > 0 ? x_pixels : 0, outputs, positions, chunk, tap_pack_bytes).end;
   } else {
     units = x_pixels * chunk;
   }

@@ -207,15 +207,20 @@ void check_backward(const tsrpPoolingProblem& p, const ref::host_tensor& x, floa
   }
 }
 
-// Small integers (many ties, so the first-tap rule is exercised), and for max pooling NaN at
-// about one position in eight, so that some windows are all NaN.
+// Small integers (many ties, so the first-tap rule is exercised), and for max pooling NaN and
+// -inf at about one position in six each and +inf at one in sixteen, so that some windows are
+// all NaN and some start with -inf (which must win over later NaN and -inf taps).
 ref::host_tensor make_input(const tsrpPoolingProblem& p, bool with_nan, uint32_t seed) {
   ref::host_tensor x(p.x);
   ref::fill_integers(x, ref::fill_spec{-4, 4, 1.0}, seed);
   if (with_nan) {
     std::mt19937 rng(seed);
-    for (int64_t i = 0; i < x.extent(); ++i)
-      if (rng() % 8 == 0) x.data()[i] = std::nanf("");
+    for (int64_t i = 0; i < x.extent(); ++i) {
+      const uint32_t r = rng() % 48;
+      if (r < 8) x.data()[i] = std::nanf("");
+      else if (r < 16) x.data()[i] = -INFINITY;
+      else if (r < 19) x.data()[i] = INFINITY;
+    }
   }
   return x;
 }
