@@ -51,11 +51,10 @@ __device__ __forceinline__ float eltwise_value(float x, float dy, float alpha, f
   }
 }
 
-// The grid is one wave (as many blocks as run at once) and each block streams its own contiguous
-// share of the vectors (a multiple of blockDim.x, so shares differ by at most one row of threads)
-// in chunks of packed_unroll * blockDim.x: a thread loads its packed_unroll vectors (one
-// block-wide 4 KiB access each) before computing any, so every SM keeps loads in flight until
-// the whole tensor is done.
+// Each block takes a contiguous share of the vectors (one chunk of packed_unroll * blockDim.x
+// unless the grid limit made the shares larger): a thread loads its packed_unroll vectors (one
+// block-wide 4 KiB access each) before computing any. Many short blocks keep every SM loading
+// until the end of the tensor.
 template <typename T, int Mode, bool Backward>
 __global__ void __launch_bounds__(threads_per_block)
     eltwise_packed(const T* x, const T* dy, T* out, int64_t count, float alpha, float beta, float coef,
@@ -276,23 +275,13 @@ strided_layout coalesced_layout(const tsrpTensor* const (&tensors)[operand_slots
 
 bool aligned_16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// One wave of as many blocks as the GPU holds at once (each kernel's own occupancy, asked once),
-// never more than `work` (threads' worth of work) needs.
-template <typename T, int Mode, bool Backward>
-void launch_packed_mode(const cuda_context& ctx, int64_t work, const T* x, const T* dy, T* out, int64_t count,
-                        float alpha, float beta, float coef, bool vectorized) {
-  constexpr auto kernel = eltwise_packed<T, Mode, Backward>;
-  const int per_sm = resident_blocks_per_sm<kernel, threads_per_block>();
-  const unsigned int blocks = ctx.resident_grid((work + threads_per_block - 1) / threads_per_block, per_sm);
-  kernel<<<blocks, threads_per_block, 0, ctx.stream()>>>(x, dy, out, count, alpha, beta, coef, vectorized);
-}
-
 template <typename T, bool Backward>
-void launch_packed(int mode, const cuda_context& ctx, int64_t work, const T* x, const T* dy, T* out,
+void launch_packed(int mode, unsigned int blocks, cudaStream_t stream, const T* x, const T* dy, T* out,
                    int64_t count, float alpha, float beta, float coef, bool vectorized) {
-#define TESSERA_LAUNCH_PACKED(m)                                                                       \
-  case m:                                                                                              \
-    launch_packed_mode<T, m, Backward>(ctx, work, x, dy, out, count, alpha, beta, coef, vectorized); \
+#define TESSERA_LAUNCH_PACKED(m)                                                                    \
+  case m:                                                                                           \
+    eltwise_packed<T, m, Backward><<<blocks, threads_per_block, 0, stream>>>(x, dy, out, count, alpha, \
+                                                                             beta, coef, vectorized); \
     break;
   switch (mode) {
     TESSERA_LAUNCH_PACKED(TSRP_ACTIVATION_IDENTITY)
@@ -352,12 +341,14 @@ void run_eltwise(const eltwise_kind& kind, void* context, const void* problem, c
     if (packed_identical(tensors)) {
       constexpr int per_vector = 16 / sizeof(T);
       const bool vectorized = aligned_16(x) && aligned_16(dy) && aligned_16(out) && count >= per_vector;
-      // Threads' worth of work: packed_unroll vectors per thread, or elements.
-      const int64_t work = vectorized ? (count / per_vector + packed_unroll - 1) / packed_unroll : count;
+      // Vectors: a chunk (packed_unroll vectors per thread) per block; elements: grid-stride.
+      const unsigned int blocks =
+          vectorized ? cuda_context::share_blocks(count / per_vector, int64_t{threads_per_block} * packed_unroll)
+                     : ctx.grid_stride_blocks(count, threads_per_block);
       if (kind.backward) {
-        launch_packed<T, true>(p.mode, ctx, work, x_typed, dy_typed, out_typed, count, alpha, beta, coef, vectorized);
+        launch_packed<T, true>(p.mode, blocks, stream, x_typed, dy_typed, out_typed, count, alpha, beta, coef, vectorized);
       } else {
-        launch_packed<T, false>(p.mode, ctx, work, x_typed, dy_typed, out_typed, count, alpha, beta, coef, vectorized);
+        launch_packed<T, false>(p.mode, blocks, stream, x_typed, dy_typed, out_typed, count, alpha, beta, coef, vectorized);
       }
     } else {
       const strided_layout layout = coalesced_layout(tensors);

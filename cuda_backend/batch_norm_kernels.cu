@@ -1122,29 +1122,23 @@ void run_columns(const bn_call& c, bn_op op) {
         fold_backward(c, parts, g.cols, g.map);
       }
     }
-    // The elementwise pass: one wave of as many blocks as the GPU holds at once (a grid of
-    // several waves of long grid-stride blocks leaves a last partial wave running alone).
-    // Each block row takes a contiguous share of the rows (g.part_len, a multiple of the block's
-    // rows), so the shares differ by at most one row of threads.
-    const auto one_wave = [&](int per_sm) {
-      const int64_t row_blocks = std::max<int64_t>(
-          1, std::min({norm_ceil_div(g.rows, launch.block.y),
-                       norm_ceil_div(int64_t{per_sm} * std::max(c.ctx.sm_count(), 1), launch.tiles), int64_t{65535}}));
-      g.part_len = std::max<int64_t>(1, norm_ceil_div(norm_ceil_div(g.rows, launch.block.y), row_blocks)) *
-                   launch.block.y;
-      return dim3(tiles, static_cast<unsigned int>(std::max<int64_t>(1, norm_ceil_div(g.rows, g.part_len))));
-    };
+    // The elementwise pass: each block row takes a contiguous share of g.part_len rows, four
+    // rows of threads (bn_apply_unroll) unless there are more than 65535 shares: many short
+    // blocks, which keep every SM busy to the end (a grid of a few waves of long grid-stride
+    // blocks leaves its last partial wave running alone).
+    const int64_t thread_rows = norm_ceil_div(g.rows, launch.block.y);
+    const int64_t row_blocks = std::min<int64_t>(norm_ceil_div(thread_rows, bn_apply_unroll), 65535);
+    g.part_len = norm_ceil_div(thread_rows, row_blocks) * launch.block.y;
+    const dim3 grid(tiles, static_cast<unsigned int>(norm_ceil_div(g.rows, g.part_len)));
     if (op == bn_op::backward) {
-      constexpr auto kernel = bn_columns_backward_dx<T, V>;
-      const dim3 grid = one_wave(resident_blocks_per_sm<kernel, bn_threads>());
-      kernel<<<grid, launch.block, 0, stream>>>(x, static_cast<const T*>(c.a.dy), static_cast<const T*>(c.a.y_in),
-                                                static_cast<T*>(c.a.dx), g, backward_source_of(c));
+      bn_columns_backward_dx<T, V><<<grid, launch.block, 0, stream>>>(
+          x, static_cast<const T*>(c.a.dy), static_cast<const T*>(c.a.y_in), static_cast<T*>(c.a.dx), g,
+          backward_source_of(c));
     } else {
       const forward_source src = forward_source_of(c, op);
       const auto launch_forward = [&](auto read_old) {
-        constexpr auto kernel = bn_columns_forward<T, V, decltype(read_old)::value>;
-        const dim3 grid = one_wave(resident_blocks_per_sm<kernel, bn_threads>());
-        kernel<<<grid, launch.block, 0, stream>>>(x, static_cast<T*>(c.a.y), g, src);
+        bn_columns_forward<T, V, decltype(read_old)::value><<<grid, launch.block, 0, stream>>>(
+            x, static_cast<T*>(c.a.y), g, src);
       };
       if (src.beta != 0.0f) {
         launch_forward(std::true_type{});

@@ -45,9 +45,9 @@ unsigned int cuda_context::grid_stride_blocks(int64_t work_items, int threads_pe
   return static_cast<unsigned int>(std::max<int64_t>(1, std::min(cap, needed)));
 }
 
-unsigned int cuda_context::resident_grid(int64_t work_blocks, int per_sm) const noexcept {
-  const int64_t fit = static_cast<int64_t>(std::max(sm_count_, 1)) * std::max(per_sm, 1);
-  return static_cast<unsigned int>(std::max<int64_t>(1, std::min(fit, work_blocks)));
+unsigned int cuda_context::share_blocks(int64_t items, int64_t per_block) noexcept {
+  const int64_t blocks = (items + std::max<int64_t>(per_block, 1) - 1) / std::max<int64_t>(per_block, 1);
+  return static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(blocks, 0x7fffffff)));
 }
 
 cuda_context& context_from_handle(void* context) {

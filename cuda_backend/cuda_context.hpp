@@ -32,10 +32,11 @@ class cuda_context {
   // every SM several times over, never more than the work needs (and never zero).
   unsigned int grid_stride_blocks(int64_t work_items, int threads_per_block) const noexcept;
 
-  // Blocks for a grid-stride loop that should run as one wave: `per_sm` blocks (what one SM holds
-  // at once, resident_blocks_per_sm) on every SM, never more than `work_blocks` (never zero).
-  // Streaming kernels use it so that no late block runs alone at the end.
-  unsigned int resident_grid(int64_t work_blocks, int per_sm) const noexcept;
+  // Blocks for a kernel whose blocks each take a contiguous share of `per_block` items (the last
+  // one fewer): many short blocks, which the hardware keeps balancing across the SMs to the end,
+  // where a few waves of long grid-stride blocks leave the last partial wave running alone.
+  // Capped at the grid limit (the kernels then take larger shares). Never zero.
+  static unsigned int share_blocks(int64_t items, int64_t per_block) noexcept;
 
  private:
   cuda_context(int32_t device_ordinal, int sm_count, int cc_major, int cc_minor) noexcept
@@ -47,29 +48,6 @@ class cuda_context {
   int cc_major_;
   int cc_minor_;
 };
-
-// Blocks of `kernel` of `threads` threads (and `shared_bytes` of dynamic shared memory) that one
-// SM runs at once, as the runtime computes it from the compiled kernel's registers and shared
-// memory; 1 when it cannot tell. No stream work, so it may be called during graph capture.
-template <typename Kernel>
-int query_resident_blocks(Kernel kernel, int threads, size_t shared_bytes) noexcept {
-  int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(kernel), threads,
-                                                    shared_bytes) != cudaSuccess ||
-      blocks < 1) {
-    (void)cudaGetLastError();  // no launch failed: keep the error out of the caller's launch check
-    blocks = 1;
-  }
-  return blocks;
-}
-
-// The same for one kernel and block size, asked once per process: it depends only on the
-// compiled kernel (every device this plugin runs on is sm_90 or newer).
-template <auto Kernel, int Threads, size_t SharedBytes = 0>
-int resident_blocks_per_sm() noexcept {
-  static const int blocks = query_resident_blocks(Kernel, Threads, SharedBytes);
-  return blocks;
-}
 
 // The context pointer the host passes back; throws BAD_PARAM for null.
 cuda_context& context_from_handle(void* context);

@@ -41,7 +41,8 @@ constexpr int row_max_threads = 512;         // backward needs ~100 registers: 5
 constexpr int64_t row_capacity = int64_t{row_max_threads} * row_elements_per_thread;
 constexpr int row_block_threads = 256;  // threads per block when several rows share one
 constexpr int warp_row_elements = 32;   // forward, one warp per row: elements per lane
-constexpr int warp_row_threads = 256;   // 8 rows in flight per block
+constexpr int warp_row_threads = 256;   // 8 warps, each streaming about warp_rows rows
+constexpr int warp_rows = 4;
 constexpr int strided_threads = 256;
 constexpr int64_t max_partial_blocks = 320;  // >= 2 blocks per SM of any current GPU
 constexpr int64_t max_partial_entries = int64_t{1} << 21;
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(row_max_threads)
 // block barrier), and each warp streams its rows with the next row's loads issued before the
 // current row's statistics, so a row's load latency hides behind the previous row's arithmetic.
 // The row is kept as raw 16-byte words (4 registers each) and widened again in each pass.
-// Launched with as many blocks as fit the GPU at once, so every warp streams to the end.
+// Launched with warp_rows rows per warp: short blocks, which the hardware balances to the end.
 template <typename T, int V, bool Rms>
 __global__ void __launch_bounds__(warp_row_threads)
     norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
@@ -789,10 +790,8 @@ void fold_param_grads(cuda_context& ctx, const norm_desc& d, const norm_pointers
 
 template <typename T, int V, bool Rms>
 void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
-  constexpr auto kernel = norm_rows_forward_warp<T, V, Rms>;
-  const int per_sm = resident_blocks_per_sm<kernel, warp_row_threads>();
-  const unsigned int blocks = ctx.resident_grid(norm_ceil_div(g.rows, warp_row_threads / 32), per_sm);
-  kernel<<<blocks, warp_row_threads, 0, ctx.stream()>>>(static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale,
+  const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * warp_rows);
+  norm_rows_forward_warp<T, V, Rms><<<blocks, warp_row_threads, 0, ctx.stream()>>>(static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale,
                                                         q.bias, q.mean_out, q.inv_out);
 }
 

@@ -120,9 +120,9 @@ __device__ __forceinline__ void apply(const elementwise_params& p, const float (
 template <int V, bool Wide>
 constexpr int elementwise_unroll = Wide ? 1 : V == 1 ? 4 : (16 / V > 1 ? 16 / V : 1);
 
-// The grid is one wave (as many blocks as run at once); each block streams its own contiguous
-// share of the items (a multiple of blockDim.x) in chunks of elementwise_unroll * blockDim.x,
-// each thread loading all of its items of a chunk before computing any.
+// Each block takes a contiguous share of the items (one chunk of elementwise_unroll *
+// blockDim.x unless the grid limit made the shares larger), each thread loading all of its items
+// of a chunk before computing any.
 template <typename TA, typename TB, typename TC, int V, bool Wide>
 __global__ void __launch_bounds__(elementwise_threads) elementwise_kernel(const elementwise_params p) {
   constexpr int U = elementwise_unroll<V, Wide>;
@@ -191,11 +191,9 @@ template <typename TA, typename TB, typename TC, int V, bool Wide>
 void launch_engine(cuda_context& ctx, elementwise_params p, const merged_layout<3>& layout, int64_t elements) {
   p.walk = make_walker<3>(layout, V);
   p.items = elements / V;
-  constexpr auto kernel = elementwise_kernel<TA, TB, TC, V, Wide>;
-  constexpr int64_t per_block = int64_t{elementwise_threads} * elementwise_unroll<V, Wide>;
-  const unsigned int blocks = ctx.resident_grid((p.items + per_block - 1) / per_block,
-                                                resident_blocks_per_sm<kernel, elementwise_threads>());
-  kernel<<<blocks, elementwise_threads, 0, ctx.stream()>>>(p);
+  const unsigned int blocks =
+      cuda_context::share_blocks(p.items, int64_t{elementwise_threads} * elementwise_unroll<V, Wide>);
+  elementwise_kernel<TA, TB, TC, V, Wide><<<blocks, elementwise_threads, 0, ctx.stream()>>>(p);
 }
 
 // ---- set -------------------------------------------------------------------------------------
