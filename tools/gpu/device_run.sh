@@ -86,10 +86,39 @@ if has tests; then
   grep -E ': 0 cases ran' "$out/conformance_tally.txt" | cut -c1-200
 fi
 
+# Short phases for a tight device budget: the CUDA sweep alone, the memory-bound anchors alone,
+# the per-call overheads alone.
+if has conformance; then
+  timeout 200 "$c/bin/tessera_conformance_test" --gtest_filter='*/cuda:-*Validation*' > "$out/conformance_cuda.log" 2>&1
+  row "conformance (cuda backend)" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/conformance_cuda.log" | tr '\n' ' ' | cut -c1-90)"
+  grep -E '^\[  FAILED  \]' "$out/conformance_cuda.log" | head -20
+  grep -B2 -A8 -E 'Failure$' "$out/conformance_cuda.log" | head -60
+  for g in tessera_cuda_graph_capture_test tessera_cuda_graph_capture_own_runtime_test tessera_cuda_pooling_tiles_host_test; do
+    [ -x "$c/bin/$g" ] || continue
+    timeout 60 "$c/bin/$g" > "$out/$g.log" 2>&1
+    row "$g" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$g.log" | tr '\n' ' ' | cut -c1-80)"
+  done
+fi
+
+if has anchors; then
+  timeout 150 "$c/bin/tessera-bench" --mode=P --backend=cuda --batch="$c/suites/h200_anchor.txt" > "$out/bench_h200_anchor.txt" 2>&1
+  row "tessera-bench anchor workloads" "rc=$? $(tail -1 "$out/bench_h200_anchor.txt")"
+  # ANCHOR_JSON: reuse an anchor measured earlier on this kind of machine (saves a minute of a
+  # short budget; the ratio table then says so).
+  if [ -n "${ANCHOR_JSON:-}" ] && [ -f "$ANCHOR_JSON" ]; then
+    cp "$ANCHOR_JSON" "$out/anchor_subset.json"
+    row "anchor subset (torch/cuDNN)" "reused $(basename "$ANCHOR_JSON")"
+  else
+    OUT="$out" timeout 150 python3 tools/gpu/anchor_subset.py --no-conv > "$out/anchor_subset.txt" 2>&1
+    row "anchor subset (torch/cuDNN, no conv)" "rc=$?"
+  fi
+  python3 tools/gpu/ratio_table.py "$out/anchor_subset.json" "$out/bench_h200_anchor.txt" > "$out/ratio_table.txt" 2>&1
+fi
+
 if has sanitize && command -v compute-sanitizer >/dev/null; then
   # memcheck and racecheck over the CUDA backend's sweep, side by side (each is mostly host-bound).
   for tool in memcheck racecheck; do
-    timeout 420 compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+    timeout "${SANITIZE_TIMEOUT:-420}" compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
         --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1 &
   done
   timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
@@ -127,6 +156,12 @@ if has bench; then
   row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
   OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
   row "anchor subset (torch/cuDNN)" "rc=$?"
+  grep -vE '^PASSED' "$out/bench_h200_anchor.txt" "$out/bench_resnet50_mb256.txt" | head -20 | cut -c1-220
+  python3 tools/gpu/ratio_table.py "$out/anchor_subset.json" "$out/bench_h200_anchor.txt" \
+      "$out/bench_resnet50_mb256.txt" > "$out/ratio_table.txt" 2>&1
+fi
+
+if has overhead || has bench; then
   # Per-call host cost: Tessera (our kernels, and cuDNN through its plugin) and cuDNN's own API,
   # the same tiny problem, in this run.
   timeout 60 "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera.txt" 2>&1
@@ -144,14 +179,11 @@ if has bench; then
       row "cudnn overhead anchor" "build failed: $(tail -1 "$out/cudnn_overhead_build.txt" | cut -c1-90)"
     fi
   fi
-  grep -vE '^PASSED' "$out/bench_h200_anchor.txt" "$out/bench_resnet50_mb256.txt" | head -20 | cut -c1-220
-  python3 tools/gpu/ratio_table.py "$out/anchor_subset.json" "$out/bench_h200_anchor.txt" \
-      "$out/bench_resnet50_mb256.txt" > "$out/ratio_table.txt" 2>&1
 fi
 
 printf '%s\n' "${rows[@]}" > "$out/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$out" .
-for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt; do
+for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt bench_h200_anchor.txt; do
   [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"
 done
 echo
