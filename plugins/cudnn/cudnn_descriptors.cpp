@@ -192,6 +192,12 @@ bool same_layout(const tsrpTensor& a, const tsrpTensor& b) {
   return true;
 }
 
+tsrpTensor with_strides_of(const tsrpTensor& t, const tsrpTensor& layout) {
+  tsrpTensor out = t;
+  for (int i = 0; i < t.ndims && i < layout.ndims; ++i) out.strides[i] = layout.strides[i];
+  return out;
+}
+
 cudnnMathType_t cudnn_math_type(int32_t data_type, int32_t tsrp_math_mode) {
   if (data_type == TSRP_DATA_FLOAT)
     return tsrp_math_mode == TSRP_MATH_ALLOW_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;

@@ -112,6 +112,12 @@ size_t element_size(int32_t tsrp_data_type);
 // True when two tensors address memory alike (same dims and same strides where dims exceed 1).
 bool same_layout(const tsrpTensor& a, const tsrpTensor& b);
 
+// `t` with `layout`'s strides. For two tensors that address memory alike (same_layout), only the
+// strides of size-1 dims can differ, and they address nothing; cuDNN's backward calls compare the
+// strides of paired tensors exactly (pooling: "isTensorSameStrides(srcDesc, srcDiffDesc)") and
+// refuse such a pair, so paired tensors are described with one set of strides.
+tsrpTensor with_strides_of(const tsrpTensor& t, const tsrpTensor& layout);
+
 // The cuDNN math type for a problem: fp32 runs on FMA kernels unless the handle allows TF32
 // (TSRP_MATH_ALLOW_TF32), which keeps Tessera's promise of exact fp32 arithmetic by default;
 // fp16 and bf16 may use tensor cores in every mode, since their products are exact in the fp32
