@@ -106,6 +106,9 @@ tsrpTensor packed_like(const tsrpTensor& t, int32_t data_type);
 // Bytes of a packed tensor of `t`'s dims in `data_type`.
 size_t packed_bytes(const tsrpTensor& t, int32_t data_type);
 
+// Bytes from a tensor's first element to one past its last: what a buffer with its strides holds.
+size_t span_bytes(const tsrpTensor& t);
+
 // Bytes per element of a Tessera data type.
 size_t element_size(int32_t tsrp_data_type);
 
