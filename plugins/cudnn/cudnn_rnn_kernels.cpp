@@ -23,7 +23,11 @@
 //    room for packed copies of y, h and c is always part of it, and room for x when x is
 //    strided; the copies run only for tensors that are strided.
 //
-// Declined: sizes beyond int. cuDNN itself refuses what its RNN does not support (e.g. a data
+// Declined: training a relu cell (forward training, backward data and weights, which run on one
+// backend together): cuDNN's backward takes relu'(0) = 1. On the H200 a case whose pre-activation
+// was exactly 0 (layer 0, t = 0 of relu_uni_2layers_c3h3, f32) got dx, dhx and dw off by up to
+// 0.02, where Tessera's relu'(0) is 0 (the reference's). Relu inference,
+// with no derivative, is served. Also declined: sizes beyond int. cuDNN itself refuses what its RNN does not support (e.g. a data
 // type or math precision), asked through cudnnSetRNNDescriptor_v8 and cudnnGetRNNTempSpaceSizes.
 // Determinism is not claimed: cuDNN's reproducibility notes have said that RNN results depend on
 // library-internal GEMM buffer choices.
@@ -56,7 +60,7 @@ bool packed_row_major(const tsrpTensor& t) {
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
-std::string rnn_support(const tsrpRnnProblem& p) {
+std::string rnn_support(const tsrpRnnProblem& p, rnn_step step) {
   const tsrpRnnShape& s = p.rnn;
   if (s.cell_mode < TSRP_RNN_RELU || s.cell_mode > TSRP_RNN_GRU) return "unknown cell mode " + std::to_string(s.cell_mode);
   if (s.dirs != 1 && s.dirs != 2) return "dirs must be 1 or 2";
@@ -65,6 +69,9 @@ std::string rnn_support(const tsrpRnnProblem& p) {
   if (s.num_layers < 1 || !fits_int(s.input_size) || !fits_int(s.hidden_size) || !fits_int(p.seq_length) ||
       !fits_int(p.batch_size) || s.input_size < 1 || s.hidden_size < 1 || p.seq_length < 1 || p.batch_size < 1)
     return "RNN sizes out of cuDNN's int range";
+  if (s.cell_mode == TSRP_RNN_RELU && step != rnn_step::inference)
+    return "relu cell training: cuDNN's backward passes the gradient where a pre-activation is exactly 0 "
+           "(relu'(0) = 1), Tessera's relu'(0) is 0; inference is served";
   if (!floating(p.data_type)) return std::string(data_type_name(p.data_type)) + " RNN not supported";
   if (p.math_precision != TSRP_DATA_FLOAT && p.math_precision != p.data_type)
     return std::string("math precision ") + data_type_name(p.math_precision) + " with " + data_type_name(p.data_type) + " data";
@@ -202,7 +209,7 @@ size_t plan_staging(const tsrpTensor& t, int copies, size_t offset, staging_area
 }
 
 std::unique_ptr<rnn_prepared> prepare_rnn(cudnnHandle_t handle, const tsrpRnnProblem& p, rnn_step step) {
-  const std::string why = rnn_support(p);
+  const std::string why = rnn_support(p, step);
   if (!why.empty()) throw plugin_error(TSRP_STATUS_NOT_SUPPORTED, why);
   const tsrpRnnShape& s = p.rnn;
   auto d = std::make_unique<rnn_prepared>();
@@ -328,7 +335,7 @@ struct rnn_kernel {
                                                           tsrpRnnBackwardWeightsArgs>>;
   using prepared_type = rnn_prepared;
 
-  static std::string support(const problem_type& p, const kernel_spec&) { return rnn_support(p); }
+  static std::string support(const problem_type& p, const kernel_spec&) { return rnn_support(p, Step); }
   static std::unique_ptr<prepared_type> prepare(cudnnHandle_t handle, const problem_type& p, const kernel_spec&) {
     return prepare_rnn(handle, p, Step);
   }
