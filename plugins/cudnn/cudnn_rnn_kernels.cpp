@@ -26,9 +26,10 @@
 // Declined: training a relu cell (forward training, backward data and weights, which run on one
 // backend together): cuDNN's backward takes relu'(0) = 1. On the H200 a case whose pre-activation
 // was exactly 0 (layer 0, t = 0 of relu_uni_2layers_c3h3, f32) got dx, dhx and dw off by up to
-// 0.02, where Tessera's relu'(0) is 0 (the reference's). Relu inference,
-// with no derivative, is served. Also declined: sizes beyond int. cuDNN itself refuses what its RNN does not support (e.g. a data
-// type or math precision), asked through cudnnSetRNNDescriptor_v8 and cudnnGetRNNTempSpaceSizes.
+// 0.02, where Tessera's relu'(0) is 0 (the reference's). Relu inference, with no derivative, is
+// served. Also declined: sizes beyond int. cuDNN itself refuses what its RNN does not support
+// (e.g. a data type or math precision), asked through cudnnSetRNNDescriptor_v8 and
+// cudnnGetRNNTempSpaceSizes.
 // Determinism is not claimed: cuDNN's reproducibility notes have said that RNN results depend on
 // library-internal GEMM buffer choices.
 #include "cudnn_descriptors.hpp"
