@@ -8,6 +8,11 @@
 //    NHWC f16 with SPATIAL_PERSISTENT; not wrapped here.
 //  - training that updates running statistics from one element per statistic (M = 1): cuDNN
 //    scales the variance by M / (M - 1); Tessera defines that case as the biased variance.
+//  - the spatial backward with one element per statistic (M = 1: N = 1 and every spatial dim 1).
+//    The batch variance is 0, so the saved inverse standard deviation is 1/sqrt(epsilon) (316 for
+//    1e-5), and dx, exactly 0 (dy minus its mean, x minus its mean), comes out of cuDNN's fused
+//    formula as the rounding error of scale * inv_std * dy: 3e-5 to 6e-5 on the H200, where
+//    Tessera's f32 tolerance is 1e-5. The per-activation backward with M = 1 was exact there.
 //  - layouts cuDNN takes through one descriptor: the backward's x, dy and dx share one
 //    (cudnn_ops.h: "same desc for x, dx, dy"); the forward's x and y are kept alike as well.
 #include "cudnn_descriptors.hpp"
@@ -48,6 +53,9 @@ std::string batch_norm_support(const tsrpBatchNormProblem& p, bn_step step) {
   }
   if (step == bn_step::training && p.update_running_stats != 0 && elements_per_statistic(p) == 1)
     return "running variance from one element per statistic (cuDNN divides by M - 1 = 0)";
+  if (step == bn_step::backward && p.mode == TSRP_BATCH_NORM_SPATIAL && elements_per_statistic(p) == 1)
+    return "spatial backward with one element per statistic: the variance is 0, and cuDNN's dx (exactly 0) "
+           "carries the rounding of scale / sqrt(epsilon) * dy, beyond f32 tolerance";
   cudnn_tensor_shape shape;
   for (const tsrpTensor* t : {&p.x, &p.param}) {
     std::string why = cudnn_shape_of(*t, 4, &shape);
@@ -65,7 +73,8 @@ std::unique_ptr<batch_norm_prepared> prepare_batch_norm(const tsrpBatchNormProbl
   auto prepared = std::make_unique<batch_norm_prepared>();
   prepared->mode = p.mode == TSRP_BATCH_NORM_SPATIAL ? CUDNN_BATCHNORM_SPATIAL : CUDNN_BATCHNORM_PER_ACTIVATION;
   prepared->x = make_tensor_descriptor(p.x);
-  prepared->y = make_tensor_descriptor(step == bn_step::backward ? p.dy : p.y);
+  // One set of strides for tensors cuDNN reads through one layout (see with_strides_of).
+  prepared->y = make_tensor_descriptor(with_strides_of(step == bn_step::backward ? p.dy : p.y, p.x));
   prepared->param = make_tensor_descriptor(p.param);
   return prepared;
 }

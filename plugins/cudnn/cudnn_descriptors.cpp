@@ -183,6 +183,15 @@ size_t packed_bytes(const tsrpTensor& t, int32_t data_type) {
   return n * element_size(data_type);
 }
 
+size_t span_bytes(const tsrpTensor& t) {
+  size_t extent = 1;
+  for (int i = 0; i < t.ndims; ++i) {
+    if (t.dims[i] == 0) return 0;
+    extent += static_cast<size_t>(t.dims[i] - 1) * static_cast<size_t>(t.strides[i]);
+  }
+  return extent * element_size(t.data_type);
+}
+
 bool same_layout(const tsrpTensor& a, const tsrpTensor& b) {
   if (a.ndims != b.ndims) return false;
   for (int i = 0; i < a.ndims; ++i) {
@@ -190,6 +199,12 @@ bool same_layout(const tsrpTensor& a, const tsrpTensor& b) {
     if (a.dims[i] > 1 && a.strides[i] != b.strides[i]) return false;
   }
   return true;
+}
+
+tsrpTensor with_strides_of(const tsrpTensor& t, const tsrpTensor& layout) {
+  tsrpTensor out = t;
+  for (int i = 0; i < t.ndims && i < layout.ndims; ++i) out.strides[i] = layout.strides[i];
+  return out;
 }
 
 cudnnMathType_t cudnn_math_type(int32_t data_type, int32_t tsrp_math_mode) {

@@ -106,11 +106,20 @@ tsrpTensor packed_like(const tsrpTensor& t, int32_t data_type);
 // Bytes of a packed tensor of `t`'s dims in `data_type`.
 size_t packed_bytes(const tsrpTensor& t, int32_t data_type);
 
+// Bytes from a tensor's first element to one past its last: what a buffer with its strides holds.
+size_t span_bytes(const tsrpTensor& t);
+
 // Bytes per element of a Tessera data type.
 size_t element_size(int32_t tsrp_data_type);
 
 // True when two tensors address memory alike (same dims and same strides where dims exceed 1).
 bool same_layout(const tsrpTensor& a, const tsrpTensor& b);
+
+// `t` with `layout`'s strides. For two tensors that address memory alike (same_layout), only the
+// strides of size-1 dims can differ, and they address nothing; cuDNN's backward calls compare the
+// strides of paired tensors exactly (pooling: "isTensorSameStrides(srcDesc, srcDiffDesc)") and
+// refuse such a pair, so paired tensors are described with one set of strides.
+tsrpTensor with_strides_of(const tsrpTensor& t, const tsrpTensor& layout);
 
 // The cuDNN math type for a problem: fp32 runs on FMA kernels unless the handle allows TF32
 // (TSRP_MATH_ALLOW_TF32), which keeps Tessera's promise of exact fp32 arithmetic by default;

@@ -2,7 +2,10 @@
 // LRN is defined as cuDNN's: window lookBehind = (n - 1) / 2 and lookAhead = n / 2 (cuDNN's
 // n - lookBehind - 1 is the same), alpha divided by n, n in 1..16. cuDNN also asks k >= 1e-5 and
 // beta >= 0.01 (CUDNN_LRN_MIN_K, CUDNN_LRN_MIN_BETA); smaller ones are declined. cuDNN casts
-// alpha, beta and k to the tensors' type, so f16/bf16 results carry that rounding too.
+// alpha, beta and k to the tensors' type, so f16 results carry that rounding too.
+// bf16 is declined: cuDNN 9.19 accepts the descriptors, then cudnnLRNCrossChannelForward and
+// Backward return CUDNN_STATUS_NOT_SUPPORTED for every bf16 problem (H200), which cannot be
+// asked before the run.
 // The backward reads y, the forward output, as cuDNN's does; tensors are brought to 4-D by
 // merging spatial dims where the strides allow.
 #include "cudnn_descriptors.hpp"
@@ -25,6 +28,8 @@ std::string lrn_support(const tsrpLrnProblem& p, bool backward, lrn_tensors* out
   if (p.beta < CUDNN_LRN_MIN_BETA) return "beta below cuDNN's minimum of 0.01";
   const int32_t dt = p.x.data_type;
   if (!floating(dt)) return std::string(data_type_name(dt)) + " LRN not supported";
+  if (dt == TSRP_DATA_BFLOAT16)
+    return "bf16 LRN: cuDNN 9.19's cudnnLRNCrossChannelForward/Backward return NOT_SUPPORTED for bf16 at run time";
   if (p.y.data_type != dt || (backward && (p.dy.data_type != dt || p.dx.data_type != dt)))
     return "all tensors must share one data type";
   if (backward) {
@@ -32,7 +37,8 @@ std::string lrn_support(const tsrpLrnProblem& p, bool backward, lrn_tensors* out
     if (!same_layout(p.y, p.dy)) return "y and dy in different layouts";
     if (!same_layout(p.x, p.dx)) return "x and dx in different layouts";
   }
-  lrn_tensors t{p.x, p.y, p.dy, p.dx};
+  // Paired tensors get one set of strides (see with_strides_of): y's for dy, x's for dx.
+  lrn_tensors t{p.x, p.y, with_strides_of(p.dy, p.y), with_strides_of(p.dx, p.x)};
   const bool merged = backward ? merge_spatial_dims({&t.x, &t.y, &t.dy, &t.dx}, 4) : merge_spatial_dims({&t.x, &t.y}, 4);
   if (!merged) return "more than 4 dims whose spatial layout cannot be merged";
   cudnn_tensor_shape shape;

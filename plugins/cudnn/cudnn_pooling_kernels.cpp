@@ -47,9 +47,16 @@ std::string pooling_support(const tsrpPoolingProblem& p, bool backward) {
              std::to_string(p.pad_after[i]) + ") that cuDNN's symmetric padding cannot express";
   }
   if (backward) {
-    // cuDNN reads y and dy (and x and dx) through one layout each.
-    if (!same_layout(p.y, p.dy)) return "y and dy in different layouts";
-    if (!same_layout(p.x, p.dx)) return "x and dx in different layouts";
+    // cuDNN's backward wants y and dy (and x and dx) with the same dims, strides and data type
+    // ("!isTensorSameDims(srcDesc, srcDiffDesc) || !isTensorSameStrides(...) || dataType !=").
+    // Strides of size-1 dims address nothing and are made equal in prepare (with_strides_of);
+    // any other difference is a layout cuDNN cannot take.
+    if (p.y.data_type != p.x.data_type || p.dy.data_type != p.x.data_type || p.dx.data_type != p.x.data_type)
+      return "x, y, dy and dx must share one data type";
+    if (!same_layout(p.y, p.dy)) return "y and dy in different layouts (cuDNN's backward takes one for both)";
+    if (!same_layout(p.x, p.dx)) return "x and dx in different layouts (cuDNN's backward takes one for both)";
+  } else if (p.y.data_type != p.x.data_type) {
+    return "x and y must share one data type";
   }
   cudnn_tensor_shape shape;
   for (const tsrpTensor* t : {&p.x, &p.y}) {
@@ -77,8 +84,8 @@ std::unique_ptr<pooling_prepared> prepare_pooling(const tsrpPoolingProblem& p, b
   prepared->x = make_tensor_descriptor(p.x);
   prepared->y = make_tensor_descriptor(p.y);
   if (backward) {
-    prepared->dy = make_tensor_descriptor(p.dy);
-    prepared->dx = make_tensor_descriptor(p.dx);
+    prepared->dy = make_tensor_descriptor(with_strides_of(p.dy, p.y));
+    prepared->dx = make_tensor_descriptor(with_strides_of(p.dx, p.x));
   }
   return prepared;
 }

@@ -1,22 +1,35 @@
 // RNN, LSTM and GRU through cuDNN's RNN API v8 (cudnnRNNForward, cudnnRNNBackwardData_v8,
 // cudnnRNNBackwardWeights_v8) with CUDNN_RNN_ALGO_STANDARD. Tessera's RNN problem is modelled on
 // this API (cells, gate order, bias modes, lin ids, concatenated bidirectional outputs, h rows by
-// pseudo layer), so it maps directly, with two differences handled here:
+// pseudo layer), so it maps directly, with these differences handled here:
 //
 //  - The weight space. Tessera fixes its layout (plugin_abi_rnn.h); cuDNN's is its own, asked of
 //    cudnnGetRNNWeightParams. Both are probed per problem: when every matrix and bias sits at the
 //    same byte offset with the same row-major H x I shape, Tessera's buffer is given to cuDNN as
 //    it is. Otherwise the kernel translates: it copies each matrix and bias into a cuDNN-layout
 //    buffer in the workspace (cuMemcpyDtoDAsync on the handle's stream) before forward and
-//    backward data, and back out of it after backward weights (which, for WGRAD ADD, is filled
-//    from the caller's gradient first). A cuDNN matrix that is not row-major H x I is declined
-//    rather than copied wrongly.
+//    backward data, and back out of it after backward weights. A cuDNN matrix that is not
+//    row-major H x I is declined rather than copied wrongly.
+//  - The gradient mode. cudnnRNNBackwardWeights_v8 supports CUDNN_WGRAD_MODE_ADD only (cuDNN's
+//    API reference; SET returned CUDNN_STATUS_NOT_SUPPORTED for every problem on the H200), so
+//    Tessera's SET zeroes the gradient buffer cuDNN adds into first (cuMemsetD8Async), and ADD
+//    fills a translated buffer from the caller's gradient first.
 //  - cuDNN wants the sequence lengths on the device as well; they are written into the workspace
 //    (cuMemsetD32Async, every length is T) at each call, so nothing is allocated.
+//  - Strides. cuDNN's RNN data descriptors describe packed tensors, and Tessera's x, y, h and c
+//    may be strided (the layout is in the strides). A strided tensor is copied into a packed one
+//    in the workspace before the call (cudnnTransformTensor) and an output copied back after it.
+//    The workspace must be known from x alone (tsrGetRnnTempSpaceSizes sees only x_desc), so
+//    room for packed copies of y, h and c is always part of it, and room for x when x is
+//    strided; the copies run only for tensors that are strided.
 //
-// Declined: strided x, y, h or c (cuDNN's RNN data descriptors describe packed tensors), sizes
-// beyond int. cuDNN itself refuses what its RNN does not support (e.g. a data type or math
-// precision), asked through cudnnSetRNNDescriptor_v8 and cudnnGetRNNTempSpaceSizes.
+// Declined: training a relu cell (forward training, backward data and weights, which run on one
+// backend together): cuDNN's backward takes relu'(0) = 1. On the H200 a case whose pre-activation
+// was exactly 0 (layer 0, t = 0 of relu_uni_2layers_c3h3, f32) got dx, dhx and dw off by up to
+// 0.02, where Tessera's relu'(0) is 0 (the reference's). Relu inference, with no derivative, is
+// served. Also declined: sizes beyond int. cuDNN itself refuses what its RNN does not support
+// (e.g. a data type or math precision), asked through cudnnSetRNNDescriptor_v8 and
+// cudnnGetRNNTempSpaceSizes.
 // Determinism is not claimed: cuDNN's reproducibility notes have said that RNN results depend on
 // library-internal GEMM buffer choices.
 #include "cudnn_descriptors.hpp"
@@ -48,7 +61,7 @@ bool packed_row_major(const tsrpTensor& t) {
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
-std::string rnn_support(const tsrpRnnProblem& p) {
+std::string rnn_support(const tsrpRnnProblem& p, rnn_step step) {
   const tsrpRnnShape& s = p.rnn;
   if (s.cell_mode < TSRP_RNN_RELU || s.cell_mode > TSRP_RNN_GRU) return "unknown cell mode " + std::to_string(s.cell_mode);
   if (s.dirs != 1 && s.dirs != 2) return "dirs must be 1 or 2";
@@ -57,6 +70,9 @@ std::string rnn_support(const tsrpRnnProblem& p) {
   if (s.num_layers < 1 || !fits_int(s.input_size) || !fits_int(s.hidden_size) || !fits_int(p.seq_length) ||
       !fits_int(p.batch_size) || s.input_size < 1 || s.hidden_size < 1 || p.seq_length < 1 || p.batch_size < 1)
     return "RNN sizes out of cuDNN's int range";
+  if (s.cell_mode == TSRP_RNN_RELU && step != rnn_step::inference)
+    return "relu cell training: cuDNN's backward passes the gradient where a pre-activation is exactly 0 "
+           "(relu'(0) = 1), Tessera's relu'(0) is 0; inference is served";
   if (!floating(p.data_type)) return std::string(data_type_name(p.data_type)) + " RNN not supported";
   if (p.math_precision != TSRP_DATA_FLOAT && p.math_precision != p.data_type)
     return std::string("math precision ") + data_type_name(p.math_precision) + " with " + data_type_name(p.data_type) + " data";
@@ -65,8 +81,11 @@ std::string rnn_support(const tsrpRnnProblem& p) {
   for (const tsrpTensor* t : {&p.x, &p.y, &p.h, &p.c}) {
     if (t == &p.c && !lstm) continue;
     if (t->ndims != 3) return "RNN tensors must have 3 dims";
-    if (!packed_row_major(*t)) return "strided RNN tensors (cuDNN's RNN data descriptors are packed)";
     if (t->data_type != p.data_type) return "all RNN tensors must have the RNN's data type";
+    // A strided tensor is staged with cudnnTransformTensor, which takes what cuDNN can index.
+    cudnn_tensor_shape shape;
+    const std::string why = cudnn_shape_of(*t, 4, &shape);
+    if (!why.empty()) return why;
   }
   return {};
 }
@@ -78,14 +97,27 @@ struct weight_piece {
   size_t bytes;
 };
 
+// Packed copies in the workspace of one family of tensors that share a descriptor (x and dx;
+// y and dy; hx, hy, dhy, dhx; cx, cy, dcy, dcx).
+struct staging_area {
+  bool strided = false;       // copies are made (else the caller's tensors are used as they are)
+  tensor_descriptor user;     // the caller's strides, 4-D for cudnnTransformTensor
+  tensor_descriptor packed;   // the same dims, packed
+  size_t offset = 0;          // of the first copy in the workspace
+  size_t bytes = 0;           // per copy, aligned
+  int copies = 0;             // room reserved
+  char* copy(void* workspace, int i) const { return static_cast<char*>(workspace) + offset + i * bytes; }
+};
+
 struct rnn_prepared : prepared_problem {
   rnn_descriptor rnn;
   rnn_data_descriptor x, y;
   tensor_descriptor h;  // also c's (same dims, packed)
+  staging_area x_staging, y_staging, h_staging, c_staging;
   size_t cudnn_weight_bytes = 0;
   bool translate = false;           // weights through a cuDNN-layout copy in the workspace
   std::vector<weight_piece> pieces;  // the copies, when translating
-  size_t weights_offset = 0;        // workspace: [sequence lengths][cuDNN-layout weights][cuDNN's]
+  size_t weights_offset = 0;  // workspace: [sequence lengths][cuDNN-layout weights][staging][cuDNN's]
   size_t cudnn_workspace_offset = 0;
   size_t cudnn_workspace_bytes = 0;
   size_t reserve_bytes = 0;
@@ -164,8 +196,21 @@ void map_weight_space(cudnnHandle_t handle, const tsrpRnnProblem& p, rnn_prepare
   }
 }
 
+// Reserves `copies` packed copies of `t` from `offset` on; returns the offset after them.
+size_t plan_staging(const tsrpTensor& t, int copies, size_t offset, staging_area* area) {
+  area->strided = !packed_row_major(t) && copies > 0;
+  area->copies = copies;
+  area->offset = offset;
+  area->bytes = align_up(packed_bytes(t, t.data_type));
+  if (area->strided) {
+    area->user = make_tensor_descriptor(t, 4);
+    area->packed = make_tensor_descriptor(packed_like(t, t.data_type), 4);
+  }
+  return offset + area->bytes * static_cast<size_t>(copies);
+}
+
 std::unique_ptr<rnn_prepared> prepare_rnn(cudnnHandle_t handle, const tsrpRnnProblem& p, rnn_step step) {
-  const std::string why = rnn_support(p);
+  const std::string why = rnn_support(p, step);
   if (!why.empty()) throw plugin_error(TSRP_STATUS_NOT_SUPPORTED, why);
   const tsrpRnnShape& s = p.rnn;
   auto d = std::make_unique<rnn_prepared>();
@@ -197,7 +242,7 @@ std::unique_ptr<rnn_prepared> prepare_rnn(cudnnHandle_t handle, const tsrpRnnPro
   check_cudnn(cudnn().cudnnSetRNNDataDescriptor(d->y, type, layout, d->seq_length, d->batch,
                                                 static_cast<int>(s.hidden_size * s.dirs), lengths.data(), nullptr),
               "cudnnSetRNNDataDescriptor (y)");
-  d->h = make_tensor_descriptor(p.h, 3);
+  d->h = make_tensor_descriptor(packed_like(p.h, p.data_type), 3);
 
   check_cudnn(cudnn().cudnnGetRNNWeightSpaceSize(handle, d->rnn, &d->cudnn_weight_bytes), "cudnnGetRNNWeightSpaceSize");
   map_weight_space(handle, p, *d);
@@ -206,7 +251,16 @@ std::unique_ptr<rnn_prepared> prepare_rnn(cudnnHandle_t handle, const tsrpRnnPro
   check_cudnn(cudnn().cudnnGetRNNTempSpaceSizes(handle, d->rnn, mode, d->x, &d->cudnn_workspace_bytes, &d->reserve_bytes),
               "cudnnGetRNNTempSpaceSizes");
   d->weights_offset = align_up(static_cast<size_t>(d->batch) * sizeof(int32_t));
-  d->cudnn_workspace_offset = d->weights_offset + (d->translate ? align_up(d->cudnn_weight_bytes) : 0);
+  size_t offset = d->weights_offset + (d->translate ? align_up(d->cudnn_weight_bytes) : 0);
+  // Room for packed copies: x's only when x is strided (the temp-space query sees x), the others'
+  // always (it does not see them); per step, as many as the call has tensors of the family.
+  const bool lstm = s.cell_mode == TSRP_RNN_LSTM;
+  const bool bwd_data = step == rnn_step::backward_data, bwd_weights = step == rnn_step::backward_weights;
+  offset = plan_staging(p.x, !packed_row_major(p.x) ? 1 : 0, offset, &d->x_staging);
+  offset = plan_staging(p.y, bwd_data ? 2 : 1, offset, &d->y_staging);
+  offset = plan_staging(p.h, bwd_data ? 3 : bwd_weights ? 1 : 2, offset, &d->h_staging);
+  if (lstm) offset = plan_staging(p.c, bwd_data ? 3 : bwd_weights ? 0 : 2, offset, &d->c_staging);
+  d->cudnn_workspace_offset = offset;
   const size_t workspace = d->cudnn_workspace_offset + d->cudnn_workspace_bytes;
   d->workspace_bytes = p.size_query == TSRP_RNN_QUERY_RESERVE_SPACE ? d->reserve_bytes : workspace;
   return d;
@@ -250,6 +304,30 @@ void copy_weights(const rnn_prepared& d, CUstream stream, const void* tessera, v
   }
 }
 
+// An input: the caller's tensor, or its packed copy number `i` (made here) when it is strided.
+const void* staged_input(cudnnHandle_t handle, const staging_area& area, const void* user, void* workspace, int i) {
+  if (!area.strided || user == nullptr) return user;
+  const float one = 1.0f, zero = 0.0f;
+  void* copy = area.copy(workspace, i);
+  check_cudnn(cudnn().cudnnTransformTensor(handle, &one, area.user, user, &zero, area.packed, copy),
+              "cudnnTransformTensor (strided RNN tensor into a packed copy)");
+  return copy;
+}
+
+// An output: the caller's tensor, or packed copy number `i` when it is strided (see unstage).
+void* staged_output(const staging_area& area, void* user, void* workspace, int i) {
+  if (!area.strided || user == nullptr) return user;
+  return area.copy(workspace, i);
+}
+
+// Copies packed copy number `i` out into the caller's strided output.
+void unstage(cudnnHandle_t handle, const staging_area& area, void* user, void* workspace, int i) {
+  if (!area.strided || user == nullptr) return;
+  const float one = 1.0f, zero = 0.0f;
+  check_cudnn(cudnn().cudnnTransformTensor(handle, &one, area.packed, area.copy(workspace, i), &zero, area.user, user),
+              "cudnnTransformTensor (packed RNN result into a strided tensor)");
+}
+
 template <rnn_step Step>
 struct rnn_kernel {
   using problem_type = tsrpRnnProblem;
@@ -258,7 +336,7 @@ struct rnn_kernel {
                                                           tsrpRnnBackwardWeightsArgs>>;
   using prepared_type = rnn_prepared;
 
-  static std::string support(const problem_type& p, const kernel_spec&) { return rnn_support(p); }
+  static std::string support(const problem_type& p, const kernel_spec&) { return rnn_support(p, Step); }
   static std::unique_ptr<prepared_type> prepare(cudnnHandle_t handle, const problem_type& p, const kernel_spec&) {
     return prepare_rnn(handle, p, Step);
   }
@@ -289,12 +367,20 @@ struct rnn_kernel {
         copy_weights(d, stream, a.weights, weight_buffer, copy_direction::into_cudnn_layout);
         weights = weight_buffer;
       }
+      const void* x = staged_input(handle, d.x_staging, a.x, workspace, 0);
+      const void* hx = staged_input(handle, d.h_staging, a.hx, workspace, 0);
+      const void* cx = lstm ? staged_input(handle, d.c_staging, a.cx, workspace, 0) : nullptr;
+      void* y = staged_output(d.y_staging, a.y, workspace, 0);
+      void* hy = staged_output(d.h_staging, a.hy, workspace, 1);
+      void* cy = lstm ? staged_output(d.c_staging, a.cy, workspace, 1) : nullptr;
       check_cudnn(cudnn().cudnnRNNForward(handle, d.rnn, training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
-                                          lengths, d.x, a.x, d.y, a.y, d.h, a.hx, a.hy, d.h, lstm ? a.cx : nullptr,
-                                          lstm ? a.cy : nullptr, d.cudnn_weight_bytes, weights, d.cudnn_workspace_bytes,
-                                          cudnn_workspace, training ? d.reserve_bytes : 0,
-                                          training ? a.reserve_space : nullptr),
+                                          lengths, d.x, x, d.y, y, d.h, hx, hy, d.h, cx, cy, d.cudnn_weight_bytes,
+                                          weights, d.cudnn_workspace_bytes, cudnn_workspace,
+                                          training ? d.reserve_bytes : 0, training ? a.reserve_space : nullptr),
                   "cudnnRNNForward");
+      unstage(handle, d.y_staging, a.y, workspace, 0);
+      unstage(handle, d.h_staging, a.hy, workspace, 1);
+      if (lstm) unstage(handle, d.c_staging, a.cy, workspace, 1);
     } else if constexpr (Step == rnn_step::backward_data) {
       require_pointer(a.y, "y");
       require_pointer(a.dy, "dy");
@@ -306,27 +392,42 @@ struct rnn_kernel {
         copy_weights(d, stream, a.weights, weight_buffer, copy_direction::into_cudnn_layout);
         weights = weight_buffer;
       }
-      check_cudnn(cudnn().cudnnRNNBackwardData_v8(handle, d.rnn, lengths, d.y, a.y, a.dy, d.x, a.dx, d.h, a.hx, a.dhy,
-                                                  a.dhx, d.h, lstm ? a.cx : nullptr, lstm ? a.dcy : nullptr,
-                                                  lstm ? a.dcx : nullptr, d.cudnn_weight_bytes, weights,
-                                                  d.cudnn_workspace_bytes, cudnn_workspace, d.reserve_bytes,
-                                                  a.reserve_space),
+      const void* y = staged_input(handle, d.y_staging, a.y, workspace, 0);
+      const void* dy = staged_input(handle, d.y_staging, a.dy, workspace, 1);
+      const void* hx = staged_input(handle, d.h_staging, a.hx, workspace, 0);
+      const void* dhy = staged_input(handle, d.h_staging, a.dhy, workspace, 1);
+      const void* cx = lstm ? staged_input(handle, d.c_staging, a.cx, workspace, 0) : nullptr;
+      const void* dcy = lstm ? staged_input(handle, d.c_staging, a.dcy, workspace, 1) : nullptr;
+      void* dx = staged_output(d.x_staging, a.dx, workspace, 0);
+      void* dhx = staged_output(d.h_staging, a.dhx, workspace, 2);
+      void* dcx = lstm ? staged_output(d.c_staging, a.dcx, workspace, 2) : nullptr;
+      check_cudnn(cudnn().cudnnRNNBackwardData_v8(handle, d.rnn, lengths, d.y, y, dy, d.x, dx, d.h, hx, dhy, dhx, d.h,
+                                                  cx, dcy, dcx, d.cudnn_weight_bytes, weights, d.cudnn_workspace_bytes,
+                                                  cudnn_workspace, d.reserve_bytes, a.reserve_space),
                   "cudnnRNNBackwardData_v8");
+      unstage(handle, d.x_staging, a.dx, workspace, 0);
+      unstage(handle, d.h_staging, a.dhx, workspace, 2);
+      if (lstm) unstage(handle, d.c_staging, a.dcx, workspace, 2);
     } else {
       require_pointer(a.x, "x");
       require_pointer(a.y, "y");
       require_pointer(a.dweights, "dweights");
       require_reserve(d, a.reserve_space, a.reserve_space_size);
+      // cuDNN adds into the buffer it is given (ADD is its only mode): for SET that buffer starts
+      // at zero, for ADD it holds the caller's gradient.
       const bool add = p.wgrad_mode == TSRP_RNN_WGRAD_ADD;
-      void* dweights = a.dweights;
-      if (d.translate) {
-        if (add) copy_weights(d, stream, a.dweights, weight_buffer, copy_direction::into_cudnn_layout);
-        dweights = weight_buffer;
-      }
-      check_cudnn(cudnn().cudnnRNNBackwardWeights_v8(handle, d.rnn, add ? CUDNN_WGRAD_MODE_ADD : CUDNN_WGRAD_MODE_SET,
-                                                     lengths, d.x, a.x, d.h, a.hx, d.y, a.y, d.cudnn_weight_bytes,
-                                                     dweights, d.cudnn_workspace_bytes, cudnn_workspace,
-                                                     d.reserve_bytes, const_cast<void*>(a.reserve_space)),
+      void* dweights = d.translate ? weight_buffer : a.dweights;
+      if (d.translate && add) copy_weights(d, stream, a.dweights, weight_buffer, copy_direction::into_cudnn_layout);
+      if (!add)
+        check_driver(driver().cuMemsetD8Async(device_address(dweights), 0, d.cudnn_weight_bytes, stream),
+                     "cuMemsetD8Async (weight gradient, SET mode)");
+      const void* x = staged_input(handle, d.x_staging, a.x, workspace, 0);
+      const void* hx = staged_input(handle, d.h_staging, a.hx, workspace, 0);
+      const void* y = staged_input(handle, d.y_staging, a.y, workspace, 0);
+      check_cudnn(cudnn().cudnnRNNBackwardWeights_v8(handle, d.rnn, CUDNN_WGRAD_MODE_ADD, lengths, d.x, x, d.h, hx, d.y,
+                                                     y, d.cudnn_weight_bytes, dweights, d.cudnn_workspace_bytes,
+                                                     cudnn_workspace, d.reserve_bytes,
+                                                     const_cast<void*>(a.reserve_space)),
                   "cudnnRNNBackwardWeights_v8");
       if (d.translate) copy_weights(d, stream, a.dweights, weight_buffer, copy_direction::out_of_cudnn_layout);
     }

@@ -89,7 +89,7 @@
   X(cudnnRNNBackwardWeights_v8)
 
 // The CUDA driver functions: the device count, making a device's primary context (the one the
-// CUDA runtime, and so the cuda plugin's memory, uses) current around cuDNN calls, and the two
+// CUDA runtime, and so the cuda plugin's memory, uses) current around cuDNN calls, and the
 // stream-ordered memory operations the RNN kernels need. Each entry is (the cuda.h name, the
 // exported symbol): cuda.h maps some names to versioned entry points (cuCtxPushCurrent is
 // cuCtxPushCurrent_v2), and dlsym must be given the versioned symbol, while the table's member
@@ -102,6 +102,7 @@
   X(cuCtxGetCurrent, "cuCtxGetCurrent")               \
   X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")          \
   X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")            \
+  X(cuMemsetD8Async, "cuMemsetD8Async")               \
   X(cuMemsetD32Async, "cuMemsetD32Async")             \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")        \
   X(cuGetErrorName, "cuGetErrorName")                 \

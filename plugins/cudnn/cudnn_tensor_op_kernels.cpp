@@ -14,7 +14,6 @@
 #include "cudnn_symbols.hpp"
 
 #include <cmath>
-#include <cstring>
 
 namespace tessera::cudnn_plugin {
 namespace {
@@ -63,6 +62,19 @@ uint32_t encode_float(double v, int exponent_bits, int mantissa_bits) {
   const auto mantissa = static_cast<uint32_t>(m);
   if (mantissa < (1u << mantissa_bits)) return sign | mantissa;  // subnormal
   return sign | (static_cast<uint32_t>(e + bias) << mantissa_bits) | (mantissa - (1u << mantissa_bits));
+}
+
+// The value of a format's bits (the inverse of encode_float): exact in a float for f16 and bf16.
+float decode_float(uint32_t bits, int exponent_bits, int mantissa_bits) {
+  const bool negative = (bits >> (exponent_bits + mantissa_bits)) & 1u;
+  const uint32_t exponent = (bits >> mantissa_bits) & ((1u << exponent_bits) - 1u);
+  const uint32_t mantissa = bits & ((1u << mantissa_bits) - 1u);
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  double v = 0;
+  if (exponent == (1u << exponent_bits) - 1u) v = mantissa != 0 ? std::nan("") : HUGE_VAL;
+  else if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits);
+  else v = std::ldexp(static_cast<double>(mantissa | (1u << mantissa_bits)), static_cast<int>(exponent) - bias - mantissa_bits);
+  return static_cast<float>(negative ? -v : v);
 }
 
 // ---- add ---------------------------------------------------------------------------------------
@@ -177,17 +189,14 @@ struct set_tensor {
   static void run(cudnnHandle_t handle, const prepared_type& d, const problem_type& p, const args_type& a,
                   const kernel_spec&, void*, size_t) {
     require_pointer(a.y, "y");
-    // cudnnSetTensor reads one value of y's own type from host memory.
-    unsigned char value[8] = {};
-    if (p.y.data_type == TSRP_DATA_FLOAT) {
-      const float f = static_cast<float>(a.value);
-      std::memcpy(value, &f, sizeof f);
-    } else {
-      const uint16_t bits = static_cast<uint16_t>(
-          p.y.data_type == TSRP_DATA_HALF ? encode_float(a.value, 5, 10) : encode_float(a.value, 8, 7));
-      std::memcpy(value, &bits, sizeof bits);
-    }
-    check_cudnn(cudnn().cudnnSetTensor(handle, d.y, a.y, value), "cudnnSetTensor");
+    // cuDNN 9.19 reads the value as a float for f16 and bf16 tensors too, and converts it: on the
+    // H200 the 2-byte f16/bf16 value its documentation asks for came out as the conversion of the
+    // float those bytes make (bf16 -3.0, 0xC040, became 0x0001; 1.5 and NaN became 0). The value
+    // is rounded to y's type here first, so cuDNN's conversion of it is exact (no double rounding).
+    float value = static_cast<float>(a.value);
+    if (p.y.data_type == TSRP_DATA_HALF) value = decode_float(encode_float(a.value, 5, 10), 5, 10);
+    if (p.y.data_type == TSRP_DATA_BFLOAT16) value = decode_float(encode_float(a.value, 8, 7), 8, 7);
+    check_cudnn(cudnn().cudnnSetTensor(handle, d.y, a.y, &value), "cudnnSetTensor");
   }
 };
 

@@ -122,8 +122,12 @@ TEST(CudnnPlugin, owns_no_device_memory_and_names_kernels_after_cudnn_algorithms
                                "cudnn_pool_fwd", "cudnn_act_bwd", "cudnn_softmax_fwd", "cudnn_lrn_bwd",
                                "cudnn_bnorm_fwd_training", "cudnn_op_tensor", "cudnn_rnn_bwd_weights"})
     EXPECT_EQ(names.count(expected), 1u) << expected;
-  // Only the algorithms cuDNN does not implement are left out.
+  // Only the algorithms cuDNN does not implement (or, for the fused Winograd, runs for none of
+  // the sweep's problems on the H200) are left out.
   EXPECT_EQ(names.count("cudnn_conv_fwd_direct"), 0u);
+  EXPECT_EQ(names.count("cudnn_conv_fwd_winograd"), 0u);
+  EXPECT_EQ(names.count("cudnn_conv_bwd_data_winograd"), 0u);
+  EXPECT_EQ(names.count("cudnn_conv_fwd_winograd_nonfused"), 1u);
   // The nondeterministic algorithms say so.
   for (size_t i = 0; i < d.kernel_count; ++i) {
     const std::string name = d.kernels[i].name;
@@ -359,6 +363,47 @@ TEST(CudnnPlugin, a_problem_cudnn_lacks_is_declined_with_its_reason_before_any_d
   std::vector<uint8_t> fused = sample_problem(TSRP_OP_CONVOLUTION_BIAS_ACTIVATION_FORWARD);
   reinterpret_cast<tsrpConvolutionBiasActivationProblem*>(fused.data())->activation_mode = TSRP_ACTIVATION_TANH;
   EXPECT_NE(reason_of("cudnn_conv_bias_act_implicit_gemm", fused).find("relu or identity only"), std::string::npos);
+}
+
+// What the H200 showed cuDNN 9.19 fails at is declined up front, with words that say why.
+TEST(CudnnPlugin, problems_cudnn_gets_wrong_on_the_gpu_are_declined_with_the_reason) {
+  cudnn_plugin_file plugin;
+  std::string why;
+  if (!plugin.open(&why)) GTEST_SKIP() << why;
+  if (plugin.status != TSRP_STATUS_SUCCESS) GTEST_SKIP() << "entry point refused: cuDNN not loadable here";
+  // The reason a kernel gives (empty when it accepts the problem).
+  auto reason_of = [&](const char* kernel, const std::vector<uint8_t>& problem) {
+    for (size_t i = 0; i < plugin.desc.kernel_count; ++i) {
+      const tsrpKernel& k = plugin.desc.kernels[i];
+      if (std::string(k.name) != kernel) continue;
+      char reason[256] = {};
+      return k.can_implement(k.user_data, problem.data(), reason, sizeof reason) ? std::string() : std::string(reason);
+    }
+    ADD_FAILURE() << "no kernel " << kernel;
+    return std::string();
+  };
+
+  std::vector<uint8_t> lrn = sample_problem(TSRP_OP_LRN_FORWARD);
+  auto* l = reinterpret_cast<tsrpLrnProblem*>(lrn.data());
+  l->x = l->y = l->dy = l->dx = packed(TSRP_DATA_BFLOAT16, {2, 16, 5, 5});
+  EXPECT_NE(reason_of("cudnn_lrn_fwd", lrn).find("bf16 LRN"), std::string::npos);
+  EXPECT_NE(reason_of("cudnn_lrn_bwd", lrn).find("bf16 LRN"), std::string::npos);
+
+  // Batch norm backward over one element per channel (N = 1, 1x1): spatial declined.
+  std::vector<uint8_t> bn = sample_problem(TSRP_OP_BATCH_NORM_BACKWARD);
+  auto* b = reinterpret_cast<tsrpBatchNormProblem*>(bn.data());
+  b->x = b->y = b->dy = b->dx = packed(TSRP_DATA_FLOAT, {1, 8, 1, 1});
+  EXPECT_NE(reason_of("cudnn_bnorm_bwd", bn).find("one element per statistic"), std::string::npos);
+
+  // Training a relu RNN is declined on all three kernels; relu inference is not, for that reason.
+  std::vector<uint8_t> rnn = sample_problem(TSRP_OP_RNN_FORWARD_TRAINING);
+  auto* r = reinterpret_cast<tsrpRnnProblem*>(rnn.data());
+  r->rnn.cell_mode = TSRP_RNN_RELU;
+  r->c = tsrpTensor{};
+  r->weight_space_bytes = static_cast<uint64_t>(tsrpRnnWeightSpaceElements(&r->rnn)) * 4;
+  for (const char* kernel : {"cudnn_rnn_fwd_training", "cudnn_rnn_bwd_data", "cudnn_rnn_bwd_weights"})
+    EXPECT_NE(reason_of(kernel, rnn).find("relu'(0)"), std::string::npos) << kernel;
+  EXPECT_EQ(reason_of("cudnn_rnn_fwd_inference", rnn).find("relu"), std::string::npos);
 }
 
 }  // namespace
