@@ -330,20 +330,12 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
                   std::string(fn) + ": workspace is NULL but workspace_size is " +
                       std::to_string(workspace_size));
 
-    const tessera::registry::registry& reg = tessera::registry::registry::instance();
-    auto lock = reg.read_lock();
-    ensure_plugin_contexts(*handle, reg);
-    const bool use_pool = !workspace && workspace_size == 0;  // as for tsrConvolutionForward
-    tessera::registry::selection_request req = make_request(*handle, TSR_OP_CONVOLUTION_FORWARD, &problem, TSR_ALGO_AUTO,
-                                                            true, use_pool ? handle->workspace_limit : workspace_size);
-    std::vector<tessera::registry::kernel_verdict> ranked = tessera::registry::rank_candidates(reg, req);
-
     // Measured on a scratch y (find never writes the caller's), as the autotuner measures.
     tsrpConvolutionForwardArgs args{};
     args.struct_size = sizeof(args);
     args.x = x;
     args.w = w;
-    args.y = const_cast<void*>(y ? y : x);  // only its presence matters: measure_candidates redirects y
+    args.y = const_cast<void*>(y ? y : x);  // only its presence matters: find redirects y
     args.alpha = 1.0f;
     args.beta = 0.0f;
     operation_call call;
@@ -353,22 +345,7 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     call.args = &args;
     call.workspace = workspace;
     call.workspace_size = workspace_size;
-    std::vector<float> times;
-    if (tsrStatus_t s = measure_candidates(*handle, call, ranked, &times, tuning_limits_from_environment(), 5))
-      return s;
-    std::vector<size_t> order(ranked.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      if (ranked[a].can_run != ranked[b].can_run) return ranked[a].can_run;
-      return ranked[a].can_run && times[a] < times[b];
-    });
-    int n = std::min<int>(requested_count, static_cast<int>(order.size()));
-    for (int i = 0; i < n; ++i) {
-      fill_perf(reg, ranked[order[i]], &perf[i]);
-      perf[i].time_ms = times[order[i]];
-    }
-    *returned_count = n;
-    return TSR_STATUS_SUCCESS;
+    return find_algorithms(*handle, call, requested_count, returned_count, perf);
   });
 }
 

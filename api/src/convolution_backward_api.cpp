@@ -4,6 +4,7 @@
 #include "convolution_problem.hpp"
 #include "dispatch.hpp"
 #include "error_state.hpp"
+#include "tuning.hpp"
 #include "validation.hpp"
 
 #include <cmath>
@@ -59,9 +60,75 @@ tsrStatus_t run(tsrContext& h, const char* fn, int op, const void* problem, cons
   return dispatch(h, call);
 }
 
+// Find for backward data and filter: the arguments of a run whose output find redirects to
+// scratch (an output pointer the caller may leave NULL stands in with an input's: never written).
+tsrStatus_t find(tsrContext& h, const char* fn, int op, const tsrpConvolutionProblem& p, const void* args,
+                 int requested_count, int* returned_count, tsrAlgoPerf_t perf[], void* workspace,
+                 size_t workspace_size) {
+  if (tsrStatus_t s = check_not_null(fn, "returned_count", returned_count)) return s;
+  if (tsrStatus_t s = check_perf_array(fn, requested_count, perf)) return s;
+  if (tsrStatus_t s = check_workspace(fn, workspace, workspace_size)) return s;
+  operation_call call;
+  call.function = fn;
+  call.op = op;
+  call.problem = &p;
+  call.args = args;
+  call.workspace = workspace;
+  call.workspace_size = workspace_size;
+  return find_algorithms(h, call, requested_count, returned_count, perf);
+}
+
 }  // namespace
 
 extern "C" {
+
+TSR_API tsrStatus_t tsrFindConvolutionBackwardDataAlgorithm(
+    tsrHandle_t handle, tsrTensorDescriptor_t w_desc, const void* w, tsrTensorDescriptor_t dy_desc,
+    const void* dy, tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t dx_desc, const void* dx,
+    int requested_count, int* returned_count, tsrAlgoPerf_t perf[], void* workspace,
+    size_t workspace_size) {
+  const char* fn = "tsrFindConvolutionBackwardDataAlgorithm";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    tsrpConvolutionProblem p;
+    if (tsrStatus_t s = data_problem(fn, *handle, w_desc, dy_desc, conv, dx_desc, &p)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "w", w)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "dy", dy)) return s;
+    tsrpConvolutionBackwardDataArgs args{};
+    args.struct_size = sizeof(args);
+    args.w = w;
+    args.dy = dy;
+    args.dx = const_cast<void*>(dx ? dx : dy);
+    args.alpha = 1.0f;
+    args.beta = 0.0f;
+    return find(*handle, fn, TSR_OP_CONVOLUTION_BACKWARD_DATA, p, &args, requested_count, returned_count, perf,
+                workspace, workspace_size);
+  });
+}
+
+TSR_API tsrStatus_t tsrFindConvolutionBackwardFilterAlgorithm(
+    tsrHandle_t handle, tsrTensorDescriptor_t x_desc, const void* x, tsrTensorDescriptor_t dy_desc,
+    const void* dy, tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t dw_desc, const void* dw,
+    int requested_count, int* returned_count, tsrAlgoPerf_t perf[], void* workspace,
+    size_t workspace_size) {
+  const char* fn = "tsrFindConvolutionBackwardFilterAlgorithm";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    tsrpConvolutionProblem p;
+    if (tsrStatus_t s = filter_problem(fn, *handle, x_desc, dy_desc, conv, dw_desc, &p)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "x", x)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "dy", dy)) return s;
+    tsrpConvolutionBackwardFilterArgs args{};
+    args.struct_size = sizeof(args);
+    args.x = x;
+    args.dy = dy;
+    args.dw = const_cast<void*>(dw ? dw : dy);
+    args.alpha = 1.0f;
+    args.beta = 0.0f;
+    return find(*handle, fn, TSR_OP_CONVOLUTION_BACKWARD_FILTER, p, &args, requested_count, returned_count, perf,
+                workspace, workspace_size);
+  });
+}
 
 TSR_API tsrStatus_t tsrGetConvolutionBackwardDataAlgorithm(
     tsrHandle_t handle, tsrTensorDescriptor_t w_desc, tsrTensorDescriptor_t dy_desc,

@@ -236,6 +236,31 @@ tsrStatus_t measure_candidates(tsrContext& h, const operation_call& call,
   return TSR_STATUS_SUCCESS;
 }
 
+tsrStatus_t find_algorithms(tsrContext& h, const operation_call& call, int requested_count, int* returned_count,
+                            tsrAlgoPerf_t perf[]) {
+  const registry::registry& reg = registry::registry::instance();
+  auto lock = reg.read_lock();
+  ensure_plugin_contexts(h, reg);
+  const bool use_pool = !call.workspace && call.workspace_size == 0;
+  std::vector<registry::kernel_verdict> ranked = registry::rank_candidates(
+      reg, make_request(h, call.op, call.problem, TSR_ALGO_AUTO, true, use_pool ? h.workspace_limit : call.workspace_size));
+  std::vector<float> times;
+  if (tsrStatus_t s = measure_candidates(h, call, ranked, &times, tuning_limits_from_environment(), 5)) return s;
+  std::vector<size_t> order(ranked.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (ranked[a].can_run != ranked[b].can_run) return ranked[a].can_run;
+    return ranked[a].can_run && times[a] < times[b];
+  });
+  const int n = std::min<int>(requested_count, static_cast<int>(order.size()));
+  for (int i = 0; i < n; ++i) {
+    fill_perf(reg, ranked[order[i]], &perf[i]);
+    perf[i].time_ms = times[order[i]];
+  }
+  *returned_count = n;
+  return TSR_STATUS_SUCCESS;
+}
+
 registry::selection_result tuned_choice(tsrContext& h, const registry::registry& reg, const operation_call& call,
                                         size_t workspace_available) {
   registry::selection_result none;

@@ -38,6 +38,12 @@ tsrStatus_t measure_candidates(tsrContext& h, const operation_call& call,
                                std::vector<registry::kernel_verdict>& ranked, std::vector<float>* times,
                                const tuning_limits& limits, int iterations);
 
+// Find (tsrFind*Algorithm): every candidate of the call's operation on the handle's device,
+// measured on scratch outputs (the caller's are never written), runnable ones first by time,
+// then the others with their reasons. The caller checked returned_count and perf.
+tsrStatus_t find_algorithms(tsrContext& h, const operation_call& call, int requested_count, int* returned_count,
+                            tsrAlgoPerf_t perf[]);
+
 // For a call with TSR_ALGO_AUTO whose problem is not memoized: the kernel the handle's tuning
 // mode picks (the database's entry, or a fresh measurement it then stores), or kernel_id -1 when
 // the heuristic is to choose. The caller holds the registry's read lock.

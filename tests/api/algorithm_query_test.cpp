@@ -135,6 +135,57 @@ TEST_P(AlgorithmQuery, find_times_candidates_and_never_writes_y_and_its_choice_i
   h_->free(dy);
 }
 
+TEST_P(AlgorithmQuery, backward_finds_time_candidates_and_never_write_their_output) {
+  // Backward data: dx = conv_bwd_data(w, dy); backward filter: dw = conv_bwd_filter(x, dy). The
+  // caller's dx / dw hold known values that find must leave alone.
+  ref::host_tensor x = ref::host_tensor::packed(TSRP_DATA_FLOAT, {2, 8, 9, 9}, true);
+  ref::host_tensor w = ref::host_tensor::packed(TSRP_DATA_FLOAT, {4, 8, 3, 3}, true);
+  ref::host_tensor y = ref::host_tensor::packed(TSRP_DATA_FLOAT, {2, 4, 9, 9}, true);
+  ref::fill_integers(x, {-4, 4, 1.0}, 17);
+  ref::fill_integers(w, {-2, 2, 1.0}, 18);
+  ref::fill_integers(y, {-3, 3, 1.0}, 19);
+  void* dx = h_->malloc(x.byte_size());
+  void* dw = h_->malloc(w.byte_size());
+  void* dy = h_->malloc(y.byte_size());
+  h_->copy_to_device(dx, x.pack().data(), x.byte_size());
+  h_->copy_to_device(dw, w.pack().data(), w.byte_size());
+  h_->copy_to_device(dy, y.pack().data(), y.byte_size());
+  auto unchanged = [&](void* device, const ref::host_tensor& expected) {
+    std::vector<uint8_t> bytes(expected.byte_size());
+    h_->copy_to_host(bytes.data(), device, bytes.size());
+    ref::host_tensor got = expected;
+    got.unpack(bytes.data());
+    return ref::compare(got, expected, {0, 0}).ok();
+  };
+  auto check_sorted = [](const std::vector<tsrAlgoPerf_t>& perf, int n) {
+    ASSERT_GT(n, 0);
+    ASSERT_EQ(perf[0].status, TSR_STATUS_SUCCESS) << perf[0].reason;
+    for (int i = 0; i < n; ++i) {
+      if (perf[i].status != TSR_STATUS_SUCCESS) continue;
+      EXPECT_GE(perf[i].time_ms, 0.0f) << perf[i].kernel_name;
+      if (i > 0 && perf[i - 1].status == TSR_STATUS_SUCCESS) {
+        EXPECT_LE(perf[i - 1].time_ms, perf[i].time_ms);
+      }
+    }
+  };
+  std::vector<tsrAlgoPerf_t> perf(8, tessera::make_algo_perf());
+  int n = 0;
+  ASSERT_OK(tsrFindConvolutionBackwardDataAlgorithm(*h_, w_, dw, y_, dy, conv_, x_, dx, 8, &n, perf.data(),
+                                                    nullptr, 0));
+  check_sorted(perf, n);
+  EXPECT_TRUE(unchanged(dx, x)) << "find wrote the caller's dx";
+  ASSERT_OK(tsrFindConvolutionBackwardFilterAlgorithm(*h_, x_, dx, y_, dy, conv_, w_, dw, 8, &n, perf.data(),
+                                                      nullptr, 0));
+  check_sorted(perf, n);
+  EXPECT_TRUE(unchanged(dw, w)) << "find wrote the caller's dw";
+  EXPECT_FAILS_WITH(tsrFindConvolutionBackwardFilterAlgorithm(*h_, x_, nullptr, y_, dy, conv_, w_, dw, 8, &n,
+                                                              perf.data(), nullptr, 0),
+                    TSR_STATUS_BAD_PARAM_NULL_POINTER, "x");
+  h_->free(dx);
+  h_->free(dw);
+  h_->free(dy);
+}
+
 TEST_P(AlgorithmQuery, a_caller_workspace_too_small_is_refused_by_name) {
   std::vector<tsrAlgoPerf_t> perf =
       tessera::get_convolution_forward_algorithms(*h_, x_, w_, conv_, y_);

@@ -23,6 +23,16 @@ TSR_API tsrStatus_t tsrGetConvolutionBackwardDataAlgorithm(
     tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t dx_desc, int requested_count,
     int* returned_count, tsrAlgoPerf_t perf[]);
 
+/* Measures every candidate of every backend serving the handle's device on a scratch dx (the
+ * given dx is never written) and returns them fastest first, then those that cannot run with
+ * their reasons. Workspace: the one given, else the handle's pool. Errors: as
+ * tsrFindConvolutionForwardAlgorithm. */
+TSR_API tsrStatus_t tsrFindConvolutionBackwardDataAlgorithm(
+    tsrHandle_t handle, tsrTensorDescriptor_t w_desc, const void* w, tsrTensorDescriptor_t dy_desc,
+    const void* dy, tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t dx_desc, const void* dx,
+    int requested_count, int* returned_count, tsrAlgoPerf_t perf[], void* workspace,
+    size_t workspace_size);
+
 /* Workspace the algorithm (TSR_ALGO_AUTO: the one the handle would choose) needs. */
 TSR_API tsrStatus_t tsrGetConvolutionBackwardDataWorkspaceSize(
     tsrHandle_t handle, tsrTensorDescriptor_t w_desc, tsrTensorDescriptor_t dy_desc,
@@ -49,6 +59,13 @@ TSR_API tsrStatus_t tsrGetConvolutionBackwardFilterAlgorithm(
     tsrHandle_t handle, tsrTensorDescriptor_t x_desc, tsrTensorDescriptor_t dy_desc,
     tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t dw_desc, int requested_count,
     int* returned_count, tsrAlgoPerf_t perf[]);
+
+/* As tsrFindConvolutionBackwardDataAlgorithm, on a scratch dw. */
+TSR_API tsrStatus_t tsrFindConvolutionBackwardFilterAlgorithm(
+    tsrHandle_t handle, tsrTensorDescriptor_t x_desc, const void* x, tsrTensorDescriptor_t dy_desc,
+    const void* dy, tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t dw_desc, const void* dw,
+    int requested_count, int* returned_count, tsrAlgoPerf_t perf[], void* workspace,
+    size_t workspace_size);
 
 TSR_API tsrStatus_t tsrGetConvolutionBackwardFilterWorkspaceSize(
     tsrHandle_t handle, tsrTensorDescriptor_t x_desc, tsrTensorDescriptor_t dy_desc,
