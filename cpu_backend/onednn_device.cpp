@@ -5,11 +5,13 @@
 #include "onednn_log.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
 #include <string>
+#include <thread>
 
 namespace tessera::onednn {
 namespace {
@@ -135,10 +137,30 @@ tsrpStatus_t event_elapsed_ms(void* /*context*/, void* start, void* end, float* 
 
 void event_destroy(void* /*context*/, void* event) { delete static_cast<cpu_event*>(event); }
 
+// The CPU's model, logical core count and the ISA oneDNN dispatches to: a tuning result measured
+// on one of these does not carry over to a machine that differs in any of them.
+tsrpStatus_t fingerprint(int32_t, char* text, size_t size) {
+  std::string model = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(line.find_first_not_of(" \t", colon + 1));
+      break;
+    }
+  }
+  for (char& c : model)
+    if (c == ';' || c == '=' || static_cast<unsigned char>(c) < 0x20) c = '_';
+  const std::string isa = std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+  std::snprintf(text, size, "cpu:%s;cores=%u;isa=%s", model.c_str(), std::thread::hardware_concurrency(), isa.c_str());
+  return TSRP_STATUS_SUCCESS;
+}
+
 const tsrpDeviceInterface g_device_interface = {
     sizeof(tsrpDeviceInterface), device_count, device_name, allocate, deallocate,
     copy,                        copy,         synchronize, event_create, event_record,
-    event_elapsed_ms,            event_destroy};
+    event_elapsed_ms,            event_destroy, fingerprint,
+    nullptr /* pointer_device: host memory is every CPU handle's */};
 
 }  // namespace
 

@@ -189,6 +189,21 @@ tsrpStatus_t fingerprint(int32_t device_ordinal, char* text, size_t text_size) {
   });
 }
 
+// Which device's memory a pointer is: cudaPointerGetAttributes, a driver-side lookup that does
+// not synchronize. Host memory (registered or not) and unknown pointers answer -1.
+tsrpStatus_t pointer_device(const void* pointer, int32_t* device_ordinal) {
+  if (device_ordinal == nullptr) return TSRP_STATUS_BAD_PARAM;
+  *device_ordinal = -1;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unknown pointer is an answer (-1), not a sticky error
+    return TSRP_STATUS_SUCCESS;
+  }
+  if (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged)
+    *device_ordinal = attributes.device;
+  return TSRP_STATUS_SUCCESS;
+}
+
 void event_destroy(void* context, void* event) {
   (void)call_with_log("event_destroy", [&] {
     if (event == nullptr) return;
@@ -205,7 +220,7 @@ const tsrpDeviceInterface& device_interface() noexcept {
       sizeof(tsrpDeviceInterface), device_count,         device_name,         allocate,
       deallocate,                  copy_host_to_device,  copy_device_to_host, synchronize,
       event_create,                event_record,         event_elapsed_ms,    event_destroy,
-      fingerprint,
+      fingerprint,                 pointer_device,
   };
   return table;
 }

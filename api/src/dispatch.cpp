@@ -3,6 +3,7 @@
 #include "call_trace.hpp"
 #include "crosscheck.hpp"
 #include "fallback.hpp"
+#include "operation_tensors.hpp"
 #include "tuning.hpp"
 #include "error_state.hpp"
 #include "logging.hpp"
@@ -99,10 +100,35 @@ tsrStatus_t check_algo(const char* function, int op, tsrAlgo_t algo) {
   return check_algo_locked(reg, function, op, algo);
 }
 
+namespace {
+
+// tsrSetPointerChecks: every tensor of the call must be memory of the handle's device.
+tsrStatus_t check_pointer_devices(const tsrContext& h, const operation_call& call) {
+  if (!h.device->pointer_device) return TSR_STATUS_SUCCESS;  // the device cannot tell
+  for (const operation_buffer& b : operation_buffers(call.op, call.problem, call.args)) {
+    int32_t ordinal = -1;
+    if (h.device->pointer_device(buffer_pointer(call.args, b.args_offset), &ordinal) != TSRP_STATUS_SUCCESS) continue;
+    if (ordinal == h.ordinal) continue;
+    const std::string where = ordinal < 0 ? std::string("host memory or memory of no ") + device_kind_name(h.kind) +
+                                                " device"
+                                          : std::string("memory of ") + device_kind_name(h.kind) + " device " +
+                                                std::to_string(ordinal);
+    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                std::string(call.function) + ": " + b.name + " is " + where + ", but the handle is on " +
+                    device_kind_name(h.kind) + " device " + std::to_string(h.ordinal));
+  }
+  return TSR_STATUS_SUCCESS;
+}
+
+}  // namespace
+
 tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
   if (tsrStatus_t s = check_algo_locked(reg, call.function, call.op, call.algo)) return s;
+  if (h.check_pointers) {
+    if (tsrStatus_t s = check_pointer_devices(h, call)) return s;
+  }
   ensure_plugin_contexts(h, reg);
   // No workspace given: the handle's pool serves, up to its limit.
   const bool use_pool = !call.workspace && call.workspace_size == 0;

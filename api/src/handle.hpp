@@ -43,6 +43,7 @@ struct tsrContext {
   tsrTuningMode_t tuning_mode = TSR_TUNING_DATABASE;
   bool deterministic_only = false;
   bool fallback_allowed = false;
+  bool check_pointers = false;
   tsrCrossCheckMode_t crosscheck = TSR_CROSSCHECK_OFF;
   tsrCrossCheckCounts_t crosscheck_counts{sizeof(tsrCrossCheckCounts_t), 0, 0, 0};
   std::string fingerprint;  // the device's, for the tuning database (computed on first use)

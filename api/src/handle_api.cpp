@@ -122,6 +122,7 @@ struct handle_defaults {
   tsrTuningMode_t tuning = TSR_TUNING_DATABASE;
   bool deterministic = false;
   bool fallback = false;
+  bool check_pointers = false;
   tsrCrossCheckMode_t crosscheck = TSR_CROSSCHECK_OFF;
 };
 
@@ -146,6 +147,7 @@ const handle_defaults& defaults_from_environment() {
     }
     out.deterministic = env_flag("TESSERA_DETERMINISTIC");
     out.fallback = env_flag("TESSERA_FALLBACK");
+    out.check_pointers = env_flag("TESSERA_CHECK_POINTERS");
     if (const char* c = std::getenv("TESSERA_CROSSCHECK")) {
       if (std::strcmp(c, "abort") == 0) out.crosscheck = TSR_CROSSCHECK_ABORT;
       else if (env_flag("TESSERA_CROSSCHECK")) out.crosscheck = TSR_CROSSCHECK_ON;
@@ -197,6 +199,7 @@ tsrStatus_t create_handle(const char* fn, const registry::registry& reg, tsrDevi
   h->tuning_mode = d.tuning;
   h->deterministic_only = d.deterministic;
   h->fallback_allowed = d.fallback;
+  h->check_pointers = d.check_pointers;
   h->crosscheck = d.crosscheck;
   *out = std::move(h);
   return TSR_STATUS_SUCCESS;
@@ -376,6 +379,18 @@ TSR_API tsrStatus_t tsrSetFallback(tsrHandle_t handle, int allowed) {
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": allowed is " + std::to_string(allowed) + ", expected 0 or 1");
     handle->fallback_allowed = allowed == 1;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetPointerChecks(tsrHandle_t handle, int enabled) {
+  const char* fn = "tsrSetPointerChecks";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (enabled != 0 && enabled != 1)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": enabled is " + std::to_string(enabled) + ", expected 0 or 1");
+    handle->check_pointers = enabled == 1;
     return TSR_STATUS_SUCCESS;
   });
 }

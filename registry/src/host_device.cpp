@@ -76,7 +76,7 @@ const tsrpDeviceInterface k_host = {
     sizeof(tsrpDeviceInterface), host_count,       host_name,       host_allocate,
     host_deallocate,             host_copy,        host_copy,       host_sync,
     host_event_create,           host_event_record, host_event_elapsed, host_event_destroy,
-    host_fingerprint};
+    host_fingerprint,            nullptr /* pointer_device: host memory is every CPU handle's */};
 
 }  // namespace
 

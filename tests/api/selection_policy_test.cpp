@@ -171,6 +171,27 @@ TEST_F(FakeDevice, crosscheck_abort_mode_aborts_at_the_first_mismatch) {
   EXPECT_DEATH(activation(TSR_ACTIVATION_RELU, wrong), "cross-check mismatch");
 }
 
+TEST_F(FakeDevice, pointer_checks_name_a_tensor_that_is_not_device_memory) {
+  tsrActivationDescriptor_t act = nullptr;
+  tsrCreateActivationDescriptor(&act);
+  tsrSetActivationDescriptor(act, TSR_ACTIVATION_RELU, 0.0);
+  std::vector<float> host_y(count_, 7.0f);
+  // Off (the default): the plugin is trusted with the pointer.
+  ASSERT_EQ(tsrActivationForward(h_, act, TSR_ALGO_AUTO, 1.0f, desc_, dx_, 0.0f, desc_, dy_), TSR_STATUS_SUCCESS);
+  ASSERT_EQ(tsrSetPointerChecks(h_, 1), TSR_STATUS_SUCCESS);
+  ASSERT_EQ(tsrActivationForward(h_, act, TSR_ALGO_AUTO, 1.0f, desc_, dx_, 0.0f, desc_, dy_), TSR_STATUS_SUCCESS);
+  EXPECT_EQ(tsrActivationForward(h_, act, TSR_ALGO_AUTO, 1.0f, desc_, dx_, 0.0f, desc_, host_y.data()),
+            TSR_STATUS_BAD_PARAM_OUT_OF_RANGE);
+  const std::string e = tessera::testing::last_error();
+  EXPECT_NE(e.find("tsrActivationForward: y is host memory or memory of no cuda device, but the handle is on cuda "
+                   "device 0"),
+            std::string::npos)
+      << e;
+  for (float v : host_y) ASSERT_EQ(v, 7.0f) << "a refused call must not write its output";
+  EXPECT_EQ(tsrSetPointerChecks(h_, 5), TSR_STATUS_BAD_PARAM_OUT_OF_RANGE);
+  tsrDestroyActivationDescriptor(act);
+}
+
 TEST_F(FakeDevice, setters_name_bad_values) {
   EXPECT_EQ(tsrSetTuningMode(h_, static_cast<tsrTuningMode_t>(7)), TSR_STATUS_BAD_PARAM_OUT_OF_RANGE);
   EXPECT_NE(tessera::testing::last_error().find("tsrSetTuningMode: mode 7"), std::string::npos);

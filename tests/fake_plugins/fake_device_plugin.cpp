@@ -16,6 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -39,12 +42,30 @@ tsrpStatus_t name(int32_t, char* text, size_t size) {
   std::snprintf(text, size, "fake device");
   return TSRP_STATUS_SUCCESS;
 }
+// Allocations are remembered, so that pointer_device can tell this device's memory from any other.
+std::mutex g_allocations_mutex;
+std::map<const char*, size_t> g_allocations;
+
 tsrpStatus_t allocate(void*, size_t bytes, void** p) {
   *p = bytes ? std::malloc(bytes) : nullptr;
-  return (bytes && !*p) ? TSRP_STATUS_OUT_OF_MEMORY : TSRP_STATUS_SUCCESS;
+  if (bytes && !*p) return TSRP_STATUS_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(g_allocations_mutex);
+  if (*p) g_allocations[static_cast<const char*>(*p)] = bytes;
+  return TSRP_STATUS_SUCCESS;
 }
 tsrpStatus_t deallocate(void*, void* p) {
+  {
+    std::lock_guard<std::mutex> lock(g_allocations_mutex);
+    g_allocations.erase(static_cast<const char*>(p));
+  }
   std::free(p);
+  return TSRP_STATUS_SUCCESS;
+}
+tsrpStatus_t pointer_device(const void* pointer, int32_t* ordinal) {
+  std::lock_guard<std::mutex> lock(g_allocations_mutex);
+  const char* c = static_cast<const char*>(pointer);
+  auto it = g_allocations.upper_bound(c);
+  *ordinal = (it != g_allocations.begin() && c < std::prev(it)->first + std::prev(it)->second) ? 0 : -1;
   return TSRP_STATUS_SUCCESS;
 }
 tsrpStatus_t copy(void*, void* dst, const void* src, size_t bytes) {
@@ -75,7 +96,8 @@ tsrpStatus_t fingerprint(int32_t, char* text, size_t size) {
 }
 
 const tsrpDeviceInterface k_device = {sizeof(tsrpDeviceInterface), count, name, allocate, deallocate, copy, copy,
-                                      sync, event_create, event_record, event_elapsed, event_destroy, fingerprint};
+                                      sync, event_create, event_record, event_elapsed, event_destroy, fingerprint,
+                                      pointer_device};
 
 // ---- kernels ----
 bool packed(const tsrpTensor& t) {

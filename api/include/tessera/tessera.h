@@ -236,6 +236,14 @@ TSR_API tsrStatus_t tsrSetDeterministic(tsrHandle_t handle, int deterministic_on
  * default. A fallback call synchronizes the handle's stream. */
 TSR_API tsrStatus_t tsrSetFallback(tsrHandle_t handle, int allowed);
 
+/* 1: before each call, every tensor pointer is checked to be memory of the handle's device (the
+ * device plugin's pointer_device: cudaPointerGetAttributes for CUDA); a pointer of another device
+ * or of host memory fails the call with BAD_PARAM naming the argument and where its memory is.
+ * 0 (default): no check; a wrong pointer is then the kernel's undefined behaviour. The check costs
+ * one driver query per tensor per call (see docs/CUDA_BACKEND_NOTES.md), which is why it is off
+ * by default. TESSERA_CHECK_POINTERS=1 sets the default of new handles. */
+TSR_API tsrStatus_t tsrSetPointerChecks(tsrHandle_t handle, int enabled);
+
 typedef enum {
   TSR_CROSSCHECK_OFF = 0,
   TSR_CROSSCHECK_ON = 1,   /* compare, log each mismatch with its replay command, count */

@@ -23,9 +23,11 @@
  *   2  Tessera 0.2: the whole operation set (TSRP_OP_CONVOLUTION_BACKWARD_DATA .. RNN); v1 plugins
  *      still load (nothing of v1 changed).
  *   3  Tessera 0.3: tsrpKernel.estimate_us (optional cost estimate: the heuristic the registry
- *      ranks kernels by when no tuning result exists) and tsrpDeviceInterface.fingerprint
- *      (optional: what identifies a device in the tuning database). Both appended; v1 and v2
- *      plugins still load (their shorter structs read as NULL there).
+ *      ranks kernels by when no tuning result exists), tsrpDeviceInterface.fingerprint
+ *      (optional: what identifies a device in the tuning database) and
+ *      tsrpDeviceInterface.pointer_device (optional: which device a pointer's memory is on, for
+ *      the host's pointer checks). All appended; v1 and v2 plugins still load (their shorter
+ *      structs read as NULL there).
  */
 #ifndef TESSERA_PLUGIN_ABI_H
 #define TESSERA_PLUGIN_ABI_H
@@ -272,6 +274,11 @@ typedef struct {
    * "gpu:NVIDIA H200;cc=9.0;sms=132;driver=13000;runtime=13000". Two devices with the same text
    * share tuning results. NULL: the registry uses the device name. */
   tsrpStatus_t (*fingerprint)(int32_t device_ordinal, char* text, size_t text_size);
+  /* (optional, ABI 3) The ordinal of the device whose memory `pointer` points into, or -1 when
+   * it is not memory of this device kind (host memory, another kind's, unknown). Must be cheap
+   * and must not synchronize: the host asks it for every tensor of a call when pointer checks
+   * are on (tsrSetPointerChecks). */
+  tsrpStatus_t (*pointer_device)(const void* pointer, int32_t* device_ordinal);
 } tsrpDeviceInterface;
 
 typedef enum {
