@@ -10,14 +10,33 @@
 
 namespace tessera::api {
 
-// FNV-1a over the struct (its first member is its size).
+// A 64-bit hash of `n` bytes, eight at a time: it sits on every call's warm path (the
+// per-handle selection memo), where a byte-wise FNV-1a over a ~600-byte problem cost ~0.6 us of
+// dependent multiplies. Little-endian word order: keys are stable across x86-64 and AArch64 hosts.
+inline uint64_t hash_bytes(const void* data, size_t n, uint64_t seed = 0x243F6A8885A308D3ull) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  uint64_t h = seed ^ (n * 0x9E3779B97F4A7C15ull);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    __builtin_memcpy(&w, bytes + i, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  if (i < n) {
+    uint64_t w = 0;
+    __builtin_memcpy(&w, bytes + i, n - i);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return h ^ (h >> 32);
+}
+
+// The hash of a problem struct (its first member is its size).
 inline uint64_t problem_hash(const void* problem) {
   size_t size = 0;
   __builtin_memcpy(&size, problem, sizeof(size));
-  const auto* bytes = static_cast<const unsigned char*>(problem);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  return h;
+  return hash_bytes(problem, size);
 }
 
 // The tuning database's problem key: "<operation>:<struct size>:<hash>".

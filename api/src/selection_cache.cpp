@@ -1,22 +1,16 @@
 #include "selection_cache.hpp"
 
+#include "problem_key.hpp"
+
 #include <cstring>
 
 namespace tessera::api {
 namespace {
 
-// FNV-1a over the problem bytes and the other key parts: cheap, and good enough for a map key.
+// The problem's bytes hashed word by word, seeded with the other key parts.
 uint64_t hash_key(int op, int64_t algo, size_t ws, const unsigned char* bytes, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const void* p, size_t len) {
-    const unsigned char* c = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < len; ++i) h = (h ^ c[i]) * 1099511628211ull;
-  };
-  mix(&op, sizeof(op));
-  mix(&algo, sizeof(algo));
-  mix(&ws, sizeof(ws));
-  mix(bytes, n);
-  return h;
+  const uint64_t parts[3] = {static_cast<uint64_t>(op), static_cast<uint64_t>(algo), static_cast<uint64_t>(ws)};
+  return hash_bytes(bytes, n, hash_bytes(parts, sizeof(parts)));
 }
 
 size_t problem_size(const void* problem) { return *static_cast<const size_t*>(problem); }
