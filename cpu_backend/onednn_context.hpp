@@ -5,6 +5,8 @@
 
 #include <tessera/plugin_abi.h>
 
+#include "onednn_constant_weights.hpp"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <memory>
@@ -20,11 +22,13 @@ class context {
   dnnl::engine& engine() noexcept { return engine_; }
   dnnl::stream& stream() noexcept { return stream_; }
   primitive_cache& cache() noexcept { return cache_; }
+  constant_weights_cache& constant_weights() noexcept { return constant_weights_; }
 
  private:
   dnnl::engine engine_;
   dnnl::stream stream_;
   primitive_cache cache_;
+  constant_weights_cache constant_weights_;
 };
 
 // The void* the host holds is a context*.

@@ -338,8 +338,8 @@ tsrpStatus_t workspace_size(void* /*user_data*/, const void* problem, size_t* by
   return status;
 }
 
-void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionForwardArgs& a,
-             void* workspace) {
+void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionProblem& p,
+             const tsrpConvolutionForwardArgs& a, void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
   // oneDNN memories take void*; x and w are only read.
@@ -353,7 +353,17 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionForwardAr
     src = dnnl::memory(plan.conv_pd.src_desc(), engine, workspace_at(workspace, plan.src_offset));
     plan.src_in->execute(stream, x, src, scratchpad);
   }
-  if (plan.weights_in) {
+  if (plan.weights_in && p.weights_generation != 0) {
+    // The caller promised constant filters: reorder once per filter and promise, then reuse.
+    const dnnl::memory::desc& desc = plan.conv_pd.weights_desc();
+    void* kept = ctx.constant_weights().find_or_make(a.w, p.weights_generation, &plan, desc.get_size(),
+                                                     [&](void* memory) {
+                                                       dnnl::memory target(desc, engine, memory);
+                                                       plan.weights_in->execute(stream, w, target, scratchpad);
+                                                       stream.wait();
+                                                     });
+    weights = dnnl::memory(desc, engine, kept);
+  } else if (plan.weights_in) {
     weights = dnnl::memory(plan.conv_pd.weights_desc(), engine,
                            workspace_at(workspace, plan.weights_offset));
     plan.weights_in->execute(stream, w, weights, scratchpad);
@@ -402,7 +412,7 @@ tsrpStatus_t run(void* /*user_data*/, void* handle, const void* problem, const v
     if (plan->workspace_bytes > 0 && (workspace == nullptr || workspace_bytes < plan->workspace_bytes))
       throw_bad_param("conv_fwd needs a workspace of " + std::to_string(plan->workspace_bytes) +
                       " bytes (see workspace_size), got " + std::to_string(workspace_bytes));
-    annotate("oneDNN convolution execution", [&] { execute(*plan, ctx, a, workspace); });
+    annotate("oneDNN convolution execution", [&] { execute(*plan, ctx, p, a, workspace); });
     return TSRP_STATUS_SUCCESS;
   });
 }

@@ -168,8 +168,11 @@ namespace {
 tsrStatus_t build_problem(const char* fn, tsrContext& h, tsrTensorDescriptor_t x_desc,
                           tsrTensorDescriptor_t w_desc, tsrConvolutionDescriptor_t conv,
                           tsrTensorDescriptor_t y_desc, tsrpConvolutionProblem* problem) {
-  return build_convolution_problem(fn, h, x_desc, w_desc, conv, y_desc, convolution_names{},
-                                   convolution_types::same, problem);
+  if (tsrStatus_t s = build_convolution_problem(fn, h, x_desc, w_desc, conv, y_desc, convolution_names{},
+                                                convolution_types::same, problem))
+    return s;
+  problem->weights_generation = h.weights_generation;  // the filter is an input here
+  return TSR_STATUS_SUCCESS;
 }
 
 call_description describe(const void* problem, const tsrContext& h, const std::string& backend) {

@@ -44,6 +44,7 @@ struct tsrContext {
   bool deterministic_only = false;
   bool fallback_allowed = false;
   bool check_pointers = false;
+  uint32_t weights_generation = 0;  // tsrSetConstantWeights: 0 off, else the current promise
   tsrCrossCheckMode_t crosscheck = TSR_CROSSCHECK_OFF;
   tsrCrossCheckCounts_t crosscheck_counts{sizeof(tsrCrossCheckCounts_t), 0, 0, 0};
   std::string fingerprint;  // the device's, for the tuning database (computed on first use)

@@ -4,6 +4,7 @@
 #include "logging.hpp"
 #include "validation.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -391,6 +392,22 @@ TSR_API tsrStatus_t tsrSetPointerChecks(tsrHandle_t handle, int enabled) {
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": enabled is " + std::to_string(enabled) + ", expected 0 or 1");
     handle->check_pointers = enabled == 1;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetConstantWeights(tsrHandle_t handle, int constant) {
+  const char* fn = "tsrSetConstantWeights";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (constant != 0 && constant != 1)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": constant is " + std::to_string(constant) + ", expected 0 or 1");
+    // Process-wide, so that no two promises (of any handle) share a value; never 0.
+    static std::atomic<uint32_t> promises{0};
+    uint32_t next = 0;
+    while (constant && next == 0) next = ++promises;
+    handle->weights_generation = next;
     return TSR_STATUS_SUCCESS;
   });
 }

@@ -91,12 +91,18 @@ void conv_onednn_direct(benchmark::State& state) {
   state.SetLabel(pd.impl_info_str());
 }
 
+// constant_weights = 1: the caller's promise (tsrSetConstantWeights) lets the plugin keep the
+// reordered filter, the fair match for a direct user who reorders constant weights once.
 void conv_tessera(benchmark::State& state) {
   const layer& l = k_layers[state.range(0)];
   const int mb = static_cast<int>(state.range(1));
   const int p = out_size(l);
   tessera::handle h(TSR_DEVICE_CPU, 0);
   h.set_backend_preference("onednn");
+  if (state.range(2) != 0 && tsrSetConstantWeights(h, 1) != TSR_STATUS_SUCCESS) {
+    state.SkipWithError("tsrSetConstantWeights failed");
+    return;
+  }
   tessera::tensor_desc xd(TSR_TENSOR_NHWC, TSR_DATA_FLOAT, {mb, l.c, l.h, l.h});
   tessera::tensor_desc wd(TSR_TENSOR_NHWC, TSR_DATA_FLOAT, {l.k, l.c, l.r, l.r});
   tessera::tensor_desc yd(TSR_TENSOR_NHWC, TSR_DATA_FLOAT, {mb, l.k, p, p});
@@ -114,9 +120,11 @@ void conv_tessera(benchmark::State& state) {
 }
 
 void layer_args(benchmark::internal::Benchmark* b) {
-  for (int mb : {1, 32})
-    for (int i = 0; i < static_cast<int>(sizeof(k_layers) / sizeof(k_layers[0])); ++i) b->Args({i, mb});
-  b->ArgNames({"layer", "mb"})->Unit(benchmark::kMillisecond)->UseRealTime();
+  for (int constant : {0, 1})
+    for (int mb : {1, 32})
+      for (int i = 0; i < static_cast<int>(sizeof(k_layers) / sizeof(k_layers[0])); ++i)
+        b->Args({i, mb, constant});
+  b->ArgNames({"layer", "mb", "constant_weights"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 void direct_layer_args(benchmark::internal::Benchmark* b) {
   for (int once : {0, 1})

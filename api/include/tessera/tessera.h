@@ -244,6 +244,15 @@ TSR_API tsrStatus_t tsrSetFallback(tsrHandle_t handle, int allowed);
  * by default. TESSERA_CHECK_POINTERS=1 sets the default of new handles. */
 TSR_API tsrStatus_t tsrSetPointerChecks(tsrHandle_t handle, int enabled);
 
+/* 1: the caller promises that the filter contents at a pointer passed to convolution forward
+ * calls on this handle do not change from call to call, as in inference; backends may then keep
+ * the filter in their preferred layout between calls instead of converting it every call (the
+ * oneDNN backend reorders OHWI/OIHW filters into its blocked layout once per pointer and problem,
+ * up to 1 GiB per handle). Each call with 1 starts a new promise: to change the filters' contents,
+ * call tsrSetConstantWeights(handle, 1) again after writing them (or pass another pointer).
+ * 0 (default): every call reads its filter afresh. */
+TSR_API tsrStatus_t tsrSetConstantWeights(tsrHandle_t handle, int constant);
+
 typedef enum {
   TSR_CROSSCHECK_OFF = 0,
   TSR_CROSSCHECK_ON = 1,   /* compare, log each mismatch with its replay command, count */

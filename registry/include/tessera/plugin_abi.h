@@ -26,7 +26,8 @@
  *      ranks kernels by when no tuning result exists), tsrpDeviceInterface.fingerprint
  *      (optional: what identifies a device in the tuning database) and
  *      tsrpDeviceInterface.pointer_device (optional: which device a pointer's memory is on, for
- *      the host's pointer checks). All appended; v1 and v2 plugins still load (their shorter
+ *      the host's pointer checks), tsrpConvolutionProblem.weights_generation (constant-weights
+ *      promise of forward convolutions). All appended; v1 and v2 plugins still load (their shorter
  *      structs read as NULL there).
  */
 #ifndef TESSERA_PLUGIN_ABI_H
@@ -174,6 +175,12 @@ typedef struct {
    * (scale 1). Must be 0 for floating problems. */
   int32_t output_scale_count;
   int32_t reserved_int8; /* 0 */
+  /* ABI 3, forward only: nonzero when the caller promised (tsrSetConstantWeights) that the
+   * contents at args.w do not change while this value stays the same, so a kernel may keep w in
+   * its own layout between calls, keyed by the w pointer and this value. 0: w may change between
+   * any two calls (every call reads it afresh). */
+  uint32_t weights_generation;
+  uint32_t reserved_weights; /* 0 */
 } tsrpConvolutionProblem;
 
 /* y = alpha * conv(x, w) + beta * y. When beta is 0, y is not read (it may hold NaN). */
