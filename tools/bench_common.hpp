@@ -312,7 +312,9 @@ inline std::string command_head(const bench_settings& s, bool with_tag = true) {
 inline void set_command(problem_outcome& outcome, const bench_settings& s, std::string command) {
   if (!s.backend.empty()) command += " --backend=" + s.backend;
   if (s.mode != (mode_correctness | mode_performance))
-    command += s.mode == mode_correctness ? " --mode=C" : " --mode=P";
+    command += s.mode == mode_correctness    ? " --mode=C"
+               : s.mode == mode_performance ? " --mode=P"
+                                            : " --mode=R";
   outcome.repro = command;
   outcome.descriptor = strip_program_name(command);
 }

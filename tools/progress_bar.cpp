@@ -58,9 +58,13 @@ void progress_bar::update(size_t done) {
     std::fprintf(stderr, "\r\033[K%s", line(done).c_str());
     drawn_ = true;
   } else {
+    // The first and the last line always; in between, one per interval.
     const auto now = std::chrono::steady_clock::now();
-    if (done < total_ && seconds_between(last_line_, now) < plain_line_interval_s) return;
+    if (lines_written_ > 0 && done < total_ &&
+        seconds_between(last_line_, now) < plain_line_interval_s)
+      return;
     last_line_ = now;
+    ++lines_written_;
     std::fprintf(stderr, "%s\n", line(done).c_str());
   }
   std::fflush(stderr);

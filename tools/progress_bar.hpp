@@ -24,6 +24,7 @@ class progress_bar {
   progress_bar& operator=(const progress_bar&) = delete;
 
   // `done` of the total are finished: redraws with the time left estimated from the pace so far.
+  // Call it with the total at the end: a log then shows the run complete.
   void update(size_t done);
   // Wipes the bar from the terminal; call before writing to stdout (the next update redraws).
   void clear();
@@ -38,7 +39,8 @@ class progress_bar {
   std::string what_;
   bool enabled_;
   bool terminal_;
-  bool drawn_ = false;
+  bool drawn_ = false;     // on a terminal: the bar is on the screen
+  int lines_written_ = 0;  // elsewhere: lines written so far
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_line_;
 };

@@ -118,6 +118,7 @@ int run(int argc, char** argv) {
     if (row.side_by_side()) geomeans.add(row);
     if (keep_rows) rows.push_back(std::move(row));
   }
+  progress.update(problems.size());
   progress.clear();
   const std::vector<ratio_geomeans::mean> means = geomeans.means();
   for (const ratio_geomeans::mean& m : means) std::cout << format_geomean(m) << "\n";

@@ -91,6 +91,7 @@ int tune_suite(const tune_request& request) {
     }
     ++(all_passed ? tuned : any_failed ? failed : skipped);
   }
+  progress.update(problems.size());
   progress.clear();
 
   const database_count after = count_entries(request.db_path, start_unix);
