@@ -8,6 +8,7 @@
 #include <cstring>
 #include <sstream>
 
+#include <tessera/tessera.h>
 #include <tessera_common/shape_inference.hpp>
 
 namespace tessera::tools {
@@ -104,6 +105,8 @@ class argument_reader {
       fresh.impl = s.impl;
       fresh.mode = s.mode;
       fresh.iterations = s.iterations;
+      fresh.tuning = s.tuning;
+      fresh.rotate_mb = s.rotate_mb;
       s = fresh;
     } else if (starts_with(arg, "--dt=")) {
       if (!common::parse_data_type(value, &s.data_type))
@@ -208,28 +211,45 @@ class argument_reader {
       s.impl = value;  // benchdnn's --impl: run only kernels whose name contains this text
     } else if (starts_with(arg, "--mode=")) {
       const std::string m = lower(value);
-      if (m == "c")
+      if (m == "r")
+        s.mode = mode_run;
+      else if (m == "c")
         s.mode = mode_correctness;
       else if (m == "p")
         s.mode = mode_performance;
       else if (m == "cp" || m == "pc")
         s.mode = mode_correctness | mode_performance;
       else
-        return bad("unknown mode '" + value + "' (expected C, P or CP)");
+        return bad("unknown mode '" + value + "' (expected C, P, CP or R)");
     } else if (starts_with(arg, "--iters=")) {
       char* end = nullptr;
       const long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || n < 1 || n > 1000000)
         return bad("iterations must be an integer from 1 to 1000000");
       s.iterations = static_cast<int>(n);
+    } else if (starts_with(arg, "--tuning=")) {
+      const std::string t = lower(value);
+      if (t == "heuristic") s.tuning = TSR_TUNING_HEURISTIC;
+      else if (t == "database") s.tuning = TSR_TUNING_DATABASE;
+      else if (t == "tune") s.tuning = TSR_TUNING_DATABASE_OR_TUNE;
+      else if (t == "always") s.tuning = TSR_TUNING_ALWAYS;
+      else return bad("unknown tuning mode (expected heuristic, database, tune or always)");
+    } else if (starts_with(arg, "--rotate-mb=")) {
+      if (!parse_double(value, &s.rotate_mb) || s.rotate_mb < 0)
+        return bad("--rotate-mb takes a size in MB, 0 for no rotation");
     } else if (starts_with(arg, "--batch=")) {
-      return read_batch(resolve_batch_path(value, base_dir), origin, s, depth, error);
+      // A suite is what the command line names: batch files it includes belong to it.
+      const std::string including_suite = suite_;
+      if (depth == 0) suite_ = value;
+      const bool ok = read_batch(resolve_batch_path(value, base_dir), origin, s, depth, error);
+      suite_ = including_suite;
+      return ok;
     } else if (starts_with(arg, "-")) {
       return fail(error, origin + ": unknown option '" + arg + "' (try --help)");
     } else {
       if (s.driver == bench_driver::none)
         return fail(error, origin + ": problem '" + arg + "' comes before a driver (--conv, --pool, ...)");
-      problems_->push_back({s, arg, origin});
+      problems_->push_back({s, arg, origin, suite_.empty() ? "command line" : suite_});
     }
     return true;
   }
@@ -252,6 +272,7 @@ class argument_reader {
   }
 
   std::vector<bench_problem>* problems_;
+  std::string suite_;  // the command line's --batch being read; empty outside one
 };
 
 }  // namespace
@@ -311,16 +332,44 @@ Modifiers (apply to the problems that follow):
   --conv-mode=MODE       cross-correlation (default) or convolution (flipped filter)
   --backend=NAME         run on this backend's kernels and device (default: CUDA device 0
                          when present, else the CPU, kernels chosen by the library)
+  --backend=A,B,..       side by side: each problem runs on every backend listed, each on its
+                         own handle (a name listed twice gets two), and prints one row:
+                         "<status> <problem> | <kernel> <time> <rate> | ... ratio R", where
+                         R = this backend's time / the FIRST backend's time (> 1: the first
+                         is faster); a backend that cannot run a problem shows SKIPPED and its
+                         reason in its cell. Rates in TFLOP/s (conv, matmul, rnn) or TB/s.
+                         At the end, per suite (--batch file named on the command line, or
+                         "command line"), the geometric mean of each ratio over the problems
+                         both backends ran: "geomean SUITE: B/A time ratio G over N problems"
   --impl=TEXT            only kernels whose name contains TEXT (benchdnn's --impl), e.g.
                          --impl=igemm_sm90_128x64 to time one tile configuration
-  --mode=C|P|CP          correctness, performance or both (default CP)
-  --iters=N              timed runs for performance, median reported (default 20)
+  --mode=C|P|CP|R        correctness, performance, both (default CP), or run once only
+  --iters=N              timed runs for performance, median reported (default 20): each timed
+                         by events on the handle's stream (CUDA events on a GPU) after 3
+                         warm-up runs
+  --rotate-mb=MB         timed runs of conv, matmul and memory-bound problems rotate among
+                         copies of their inputs until the copies reach MB in all (default 200,
+                         over 3x an H200's 60 MB L2), so that no run finds its inputs in the
+                         cache left by the one before; 0: one copy
+  --tuning=MODE          the handles' tuning mode (tsrSetTuningMode): heuristic, database,
+                         tune or always; other than heuristic, the library chooses each
+                         kernel (shown as "auto") among every backend of the device, and
+                         tune/always measure and store winners in the tuning database
+                         (TESSERA_TUNING_DB). Default: the library's (TESSERA_TUNING)
   --batch=FILE           read FILE: one problem set per line, '#' comments; relative to
                          the including file, the working directory, then Tessera's suites
   --reset                back to the default modifiers (the driver, --backend, --impl,
-                         --mode and --iters are kept)
-Output: one line per problem, "<status> <backend>/<kernel> <problem> <time> <rate>", then
-"tests:N passed:N skipped:N failed:N". Exit code 1 when any problem failed, 2 on bad usage.
+                         --mode, --iters, --rotate-mb and --tuning are kept)
+For the whole run (anywhere on the command line):
+  --json=PATH            write every row, the geometric means and a header (date, command,
+                         Tessera version, devices, plugins, machine) as JSON (tools/perf-report)
+  --csv=PATH             write every row as CSV: problem, driver, dtype, layout, and per
+                         backend its status, kernel, time_ms, rate, unit and ratio
+  --progress             a progress bar with the time left on stderr also when stderr is not a
+                         terminal (on a terminal it is always drawn; never on stdout)
+Output: one line per problem, "<status> <backend>/<kernel> <problem> <time> <rate>" (side by
+side: as above), the geometric means, then "tests:N passed:N skipped:N failed:N" counting each
+backend's run. Exit code 1 when any problem failed, 2 on bad usage.
 )";
 }
 

@@ -19,8 +19,12 @@ enum class bench_driver {
 // The driver's switch without dashes: "conv", "pool", ...
 const char* driver_name(bench_driver driver);
 
-// Bit flags: what to do with each problem.
-enum bench_mode : int { mode_correctness = 1, mode_performance = 2 };
+// Bit flags: what to do with each problem. None of them (benchdnn's --mode=R) runs it once,
+// unchecked and untimed: what tessera-tune needs, whose measurement happens inside that call.
+enum bench_mode : int { mode_run = 0, mode_correctness = 1, mode_performance = 2 };
+
+// --tuning=: the handle's tsrTuningMode_t, or the library's default (TESSERA_TUNING).
+constexpr int tuning_default = -1;
 
 struct bench_settings {
   bench_driver driver = bench_driver::none;
@@ -46,10 +50,13 @@ struct bench_settings {
   std::string rnn_direction = "left2right";              // --direction (rnn)
   int dst_dt = -1;                                       // --dst-dt (s8 conv/matmul); -1: default
   bool matmul_bias = false;                              // --bia-dt=f32 (matmul)
-  std::string backend;                                   // --backend; empty: the default device
+  std::string backend;                                   // --backend; empty: the default device;
+                                                         // "a,b": side by side (bench_comparison)
   std::string impl;                                      // --impl: only kernels whose name holds it
   int mode = mode_correctness | mode_performance;        // --mode=C|P|CP
   int iterations = 20;                                   // --iters
+  int tuning = tuning_default;                           // --tuning: tsrTuningMode_t
+  double rotate_mb = 200.0;                              // --rotate-mb (bench_rotation.hpp)
 };
 
 // One problem to run, with the settings in force where it appeared.
@@ -57,6 +64,7 @@ struct bench_problem {
   bench_settings settings;
   std::string text;    // the descriptor: "mb2ic16ih7oc16oh7kh3ph1" or "2x16x7x7"
   std::string origin;  // where it came from, for messages: "command line" or "file:line"
+  std::string suite;   // the --batch file named on the command line, or "command line"
 };
 
 // Reads `args` left to right into `problems`, starting from (and updating) `settings`.

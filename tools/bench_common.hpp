@@ -6,11 +6,11 @@
 #include <tessera/tessera.h>
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "bench_rotation.hpp"
 #include "bench_runner.hpp"
 #include <tessera_common/shape_inference.hpp>
 
@@ -87,46 +87,96 @@ class device_buffer {
   void* pointer_ = nullptr;
 };
 
-// A host tensor's twin on the device, with its descriptor.
-struct device_tensor {
+// A host tensor's twin on the device, with its descriptor. An input of a timed problem is
+// given the problem's rotation: it then holds one copy per rotation step, uploads go to every
+// copy, and data() is the copy of the current step.
+class device_tensor {
+ public:
   tensor_descriptor desc{"tsrCreateTensorDescriptor"};
-  device_buffer buffer;
 
-  device_tensor(tsrHandle_t handle, const host_tensor& t) : buffer(handle, t.byte_size()) {
+  device_tensor(tsrHandle_t handle, const host_tensor& t,
+                const tensor_rotation* rotation = nullptr)
+      : rotation_(rotation),
+        stride_(tensor_rotation::copy_stride(t.byte_size())),
+        storage_(handle, rotation ? stride_ * static_cast<size_t>(rotation->copies())
+                                  : t.byte_size()) {
     const tsrpTensor& d = t.desc();
     check(tsrSetTensorNdDescriptor(desc.get(), static_cast<tsrDataType_t>(d.data_type), d.ndims,
                                    d.dims, d.strides),
           "tsrSetTensorNdDescriptor");
   }
+  void* data() const {
+    const size_t copy = rotation_ ? static_cast<size_t>(rotation_->current()) : 0;
+    return static_cast<char*>(storage_.get()) + copy * stride_;
+  }
   void upload(tsrHandle_t handle, const host_tensor& t) {
     const std::vector<uint8_t> bytes = t.pack();
-    check(tsrMemcpyHostToDevice(handle, buffer.get(), bytes.data(), bytes.size()),
-          "tsrMemcpyHostToDevice");
+    const int copies = rotation_ ? rotation_->copies() : 1;
+    for (int i = 0; i < copies; ++i)
+      check(tsrMemcpyHostToDevice(handle, static_cast<char*>(storage_.get()) + i * stride_,
+                                  bytes.data(), bytes.size()),
+            "tsrMemcpyHostToDevice");
   }
   void download(tsrHandle_t handle, host_tensor& t) const {
     std::vector<uint8_t> bytes(t.byte_size());
-    check(tsrMemcpyDeviceToHost(handle, bytes.data(), buffer.get(), bytes.size()),
+    check(tsrMemcpyDeviceToHost(handle, bytes.data(), data(), bytes.size()),
           "tsrMemcpyDeviceToHost");
     t.unpack(bytes.data());
   }
+
+ private:
+  const tensor_rotation* rotation_;
+  size_t stride_;
+  device_buffer storage_;
 };
 
 // ---- shared steps -----------------------------------------------------------------------------
 
-// Median wall time of `iterations` runs, each synchronised, after one more warm-up run. The
-// API has no event timing, so the host clock brackets call + tsrSynchronize; the median keeps
+// A timing event on the handle's stream (CUDA events on a GPU, the host clock on the CPU).
+class timing_event {
+ public:
+  explicit timing_event(tsrHandle_t handle) {
+    check(tsrCreateEvent(handle, &event_), "tsrCreateEvent");
+  }
+  ~timing_event() { tsrDestroyEvent(event_); }
+  timing_event(const timing_event&) = delete;
+  timing_event& operator=(const timing_event&) = delete;
+  void record() { check(tsrRecordEvent(event_), "tsrRecordEvent"); }
+  // Milliseconds from `start` to this event, once this one has completed.
+  double elapsed_since(const timing_event& start) const {
+    float ms = 0;
+    check(tsrGetEventElapsedTime(start.event_, event_, &ms), "tsrGetEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  tsrEvent_t event_ = nullptr;
+};
+
+// Warm-up runs before the timed ones: module loads, primitive creation, tuning and the clocks'
+// ramp stay out of the figure.
+constexpr int warmup_runs = 3;
+
+// Median of `iterations` runs, each timed by events around it on the handle's stream (device
+// time: a host clock around an asynchronous call would time its launch), after the warm-up runs.
+// Each run first steps `rotation` (when given) to the next copy of the inputs. The median keeps
 // one slow run (a page fault, a context switch) from moving the result.
-inline double median_time_ms(tsrHandle_t handle, int iterations, const std::function<void()>& call) {
-  call();
+inline double median_time_ms(tsrHandle_t handle, int iterations, const std::function<void()>& call,
+                             tensor_rotation* rotation = nullptr) {
+  auto step = [&] {
+    if (rotation) rotation->advance();
+  };
+  for (int i = 0; i < warmup_runs; ++i) step(), call();
   check(tsrSynchronize(handle), "tsrSynchronize");
+  timing_event start(handle), end(handle);
   std::vector<double> times;
   times.reserve(static_cast<size_t>(iterations));
   for (int i = 0; i < iterations; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    step();
+    start.record();
     call();
-    check(tsrSynchronize(handle), "tsrSynchronize");
-    const auto stop = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    end.record();
+    times.push_back(end.elapsed_since(start));
   }
   std::sort(times.begin(), times.end());
   const size_t mid = times.size() / 2;
@@ -159,11 +209,25 @@ struct candidate {
   std::string name;
 };
 
-// The kernels to try, in the library's order: every kernel of `backend` whose name contains
-// `impl` (when given), or the automatic choice when neither narrows it.
-inline std::vector<candidate> kernel_candidates(tsrOperation_t op, const std::string& backend,
-                                                const std::string& impl = {}) {
-  if (backend.empty() && impl.empty()) return {{TSR_ALGO_AUTO, "auto"}};
+// Explicit algorithms bypass the tuning database and the tuner: with --tuning (other than
+// heuristic) the library is given TSR_ALGO_AUTO and picks among every backend of the device.
+inline bool library_chooses_kernel(const bench_settings& s) {
+  return s.tuning != tuning_default && s.tuning != TSR_TUNING_HEURISTIC;
+}
+
+// The name shown for a kernel the library chose: the API does not say which one ran.
+inline std::string automatic_kernel_name(const bench_settings& s) {
+  return s.backend.empty() ? "auto" : s.backend + "/auto";
+}
+
+// The kernels to try, in the library's order: every kernel of the settings' backend whose name
+// contains --impl (when given), or the automatic choice when neither narrows it or when the
+// library is to choose (library_chooses_kernel).
+inline std::vector<candidate> kernel_candidates(tsrOperation_t op, const bench_settings& s) {
+  const std::string& backend = s.backend;
+  const std::string& impl = s.impl;
+  if ((backend.empty() && impl.empty()) || library_chooses_kernel(s))
+    return {{TSR_ALGO_AUTO, automatic_kernel_name(s)}};
   std::vector<candidate> list;
   int count = 0;
   check(tsrGetKernelCount(op, &count), "tsrGetKernelCount");
@@ -219,8 +283,9 @@ inline void reference_failed(problem_outcome& outcome, const std::string& error)
 
 // Performance in GB/s from the bytes a kernel must read and write.
 inline void time_memory_bound(problem_outcome& outcome, tsrHandle_t handle, int iterations,
-                              double bytes, const std::function<void()>& call) {
-  outcome.time_ms = median_time_ms(handle, iterations, call);
+                              double bytes, const std::function<void()>& call,
+                              tensor_rotation* rotation) {
+  outcome.time_ms = median_time_ms(handle, iterations, call, rotation);
   outcome.rate = bytes / (outcome.time_ms * 1e-3) / 1e9;
   outcome.rate_unit = "GB/s";
 }
@@ -247,7 +312,9 @@ inline std::string command_head(const bench_settings& s, bool with_tag = true) {
 inline void set_command(problem_outcome& outcome, const bench_settings& s, std::string command) {
   if (!s.backend.empty()) command += " --backend=" + s.backend;
   if (s.mode != (mode_correctness | mode_performance))
-    command += s.mode == mode_correctness ? " --mode=C" : " --mode=P";
+    command += s.mode == mode_correctness    ? " --mode=C"
+               : s.mode == mode_performance ? " --mode=P"
+                                            : " --mode=R";
   outcome.repro = command;
   outcome.descriptor = strip_program_name(command);
 }

@@ -90,8 +90,12 @@ prepared_problem prepare_conv_other(const bench_problem& bp, problem_outcome& ou
     reference::fill_poison(out);
     host_tensor db = bias;
     reference::fill_poison(db);
-    device_tensor x_dev(handle, x), w_dev(handle, w), y_dev(handle, y), b_dev(handle, bias),
-        db_dev(handle, db);
+    tensor_rotation rotation({&in1, &in2}, s);
+    auto rotated = [&](const host_tensor& t) -> const tensor_rotation* {
+      return &t == &in1 || &t == &in2 ? &rotation : nullptr;
+    };
+    device_tensor x_dev(handle, x, rotated(x)), w_dev(handle, w, rotated(w)),
+        y_dev(handle, y, rotated(y)), b_dev(handle, bias), db_dev(handle, db);
     x_dev.upload(handle, x);
     w_dev.upload(handle, w);
     y_dev.upload(handle, y);
@@ -113,45 +117,50 @@ prepared_problem prepare_conv_other(const bench_problem& bp, problem_outcome& ou
     auto call = [&](tsrAlgo_t algo) -> tsrStatus_t {
       switch (kind) {
         case fwd: {
+          // The library's choice (TSR_ALGO_AUTO) runs on the handle's pool, as in run_conv.
           size_t bytes = 0;
-          tsrStatus_t st = tsrGetConvolutionForwardWorkspaceSize(
-              handle, x_dev.desc.get(), w_dev.desc.get(), conv.get(), y_dev.desc.get(), algo,
-              &bytes);
-          if (st != TSR_STATUS_SUCCESS) return st;
+          if (algo != TSR_ALGO_AUTO) {
+            const tsrStatus_t st = tsrGetConvolutionForwardWorkspaceSize(
+                handle, x_dev.desc.get(), w_dev.desc.get(), conv.get(), y_dev.desc.get(), algo,
+                &bytes);
+            if (st != TSR_STATUS_SUCCESS) return st;
+          }
           if (bytes > workspace_size)
             workspace = std::make_unique<device_buffer>(handle, bytes), workspace_size = bytes;
-          return tsrConvolutionForward(handle, 1.0f, x_dev.desc.get(), x_dev.buffer.get(),
-                                       w_dev.desc.get(), w_dev.buffer.get(), conv.get(), algo,
+          return tsrConvolutionForward(handle, 1.0f, x_dev.desc.get(), x_dev.data(),
+                                       w_dev.desc.get(), w_dev.data(), conv.get(), algo,
                                        workspace ? workspace->get() : nullptr, workspace_size,
-                                       0.0f, y_dev.desc.get(), y_dev.buffer.get());
+                                       0.0f, y_dev.desc.get(), y_dev.data());
         }
         case fwd_b: {
           size_t bytes = 0;
-          tsrStatus_t st = tsrGetConvolutionBiasActivationForwardWorkspaceSize(
-              handle, x_dev.desc.get(), w_dev.desc.get(), conv.get(), nullptr, b_dev.desc.get(),
-              act.get(), y_dev.desc.get(), algo, &bytes);
-          if (st != TSR_STATUS_SUCCESS) return st;
+          if (algo != TSR_ALGO_AUTO) {
+            const tsrStatus_t st = tsrGetConvolutionBiasActivationForwardWorkspaceSize(
+                handle, x_dev.desc.get(), w_dev.desc.get(), conv.get(), nullptr,
+                b_dev.desc.get(), act.get(), y_dev.desc.get(), algo, &bytes);
+            if (st != TSR_STATUS_SUCCESS) return st;
+          }
           if (bytes > workspace_size)
             workspace = std::make_unique<device_buffer>(handle, bytes), workspace_size = bytes;
           return tsrConvolutionBiasActivationForward(
-              handle, 1.0f, x_dev.desc.get(), x_dev.buffer.get(), w_dev.desc.get(),
-              w_dev.buffer.get(), conv.get(), algo, workspace ? workspace->get() : nullptr,
-              workspace_size, 0.0f, nullptr, nullptr, b_dev.desc.get(), b_dev.buffer.get(),
-              act.get(), y_dev.desc.get(), y_dev.buffer.get());
+              handle, 1.0f, x_dev.desc.get(), x_dev.data(), w_dev.desc.get(),
+              w_dev.data(), conv.get(), algo, workspace ? workspace->get() : nullptr,
+              workspace_size, 0.0f, nullptr, nullptr, b_dev.desc.get(), b_dev.data(),
+              act.get(), y_dev.desc.get(), y_dev.data());
         }
         case bwd_d:
-          return tsrConvolutionBackwardData(handle, 1.0f, w_dev.desc.get(), w_dev.buffer.get(),
-                                            y_dev.desc.get(), y_dev.buffer.get(), conv.get(),
+          return tsrConvolutionBackwardData(handle, 1.0f, w_dev.desc.get(), w_dev.data(),
+                                            y_dev.desc.get(), y_dev.data(), conv.get(),
                                             algo, nullptr, 0, 0.0f, x_dev.desc.get(),
-                                            x_dev.buffer.get());
+                                            x_dev.data());
         default: {
           tsrStatus_t st = tsrConvolutionBackwardFilter(
-              handle, 1.0f, x_dev.desc.get(), x_dev.buffer.get(), y_dev.desc.get(),
-              y_dev.buffer.get(), conv.get(), algo, nullptr, 0, 0.0f, w_dev.desc.get(),
-              w_dev.buffer.get());
+              handle, 1.0f, x_dev.desc.get(), x_dev.data(), y_dev.desc.get(),
+              y_dev.data(), conv.get(), algo, nullptr, 0, 0.0f, w_dev.desc.get(),
+              w_dev.data());
           if (st != TSR_STATUS_SUCCESS || kind != bwd_wb) return st;
-          return tsrConvolutionBackwardBias(handle, 1.0f, y_dev.desc.get(), y_dev.buffer.get(),
-                                            0.0f, db_dev.desc.get(), db_dev.buffer.get());
+          return tsrConvolutionBackwardBias(handle, 1.0f, y_dev.desc.get(), y_dev.data(),
+                                            0.0f, db_dev.desc.get(), db_dev.data());
         }
       }
     };
@@ -160,7 +169,7 @@ prepared_problem prepare_conv_other(const bench_problem& bp, problem_outcome& ou
                               : kind == bwd_d ? TSR_OP_CONVOLUTION_BACKWARD_DATA
                                               : TSR_OP_CONVOLUTION_BACKWARD_FILTER;
     const char* name = tsrGetOperationName(op);
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend, s.impl), call, name, o);
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s), call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {
@@ -223,7 +232,8 @@ prepared_problem prepare_conv_other(const bench_problem& bp, problem_outcome& ou
       }
     }
     if (s.mode & mode_performance) {
-      o.time_ms = median_time_ms(handle, s.iterations, [&] { check(call(algo), name); });
+      o.time_ms =
+          median_time_ms(handle, s.iterations, [&] { check(call(algo), name); }, &rotation);
       const double flops = 2.0 * static_cast<double>(d.mb) * static_cast<double>(d.oc) *
                            static_cast<double>(out_spatial) * static_cast<double>(d.ic / d.g) *
                            static_cast<double>(kernel_spatial);

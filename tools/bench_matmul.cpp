@@ -83,7 +83,9 @@ prepared_problem prepare_matmul(const bench_problem& bp, problem_outcome& outcom
     reference::fill_integers(b, fill.w, seed_w);
     reference::fill_integers(bias, {-3, 3, 1.0}, seed_dy);
     reference::fill_poison(c);
-    device_tensor a_dev(handle, a), b_dev(handle, b), c_dev(handle, c), bias_dev(handle, bias);
+    tensor_rotation rotation({&a, &b}, s);
+    device_tensor a_dev(handle, a, &rotation), b_dev(handle, b, &rotation), c_dev(handle, c),
+        bias_dev(handle, bias);
     a_dev.upload(handle, a);
     b_dev.upload(handle, b);
     c_dev.upload(handle, c);
@@ -98,14 +100,14 @@ prepared_problem prepare_matmul(const bench_problem& bp, problem_outcome& outcom
                                  TSR_MATMUL_BLEND_AFTER_ACTIVATION),
           "tsrSetMatmulDescriptor");
     auto call = [&](tsrAlgo_t algo) {
-      return tsrMatmul(handle, md.get(), algo, 1.0f, a_dev.desc.get(), a_dev.buffer.get(),
-                       b_dev.desc.get(), b_dev.buffer.get(),
+      return tsrMatmul(handle, md.get(), algo, 1.0f, a_dev.desc.get(), a_dev.data(),
+                       b_dev.desc.get(), b_dev.data(),
                        s.matmul_bias ? bias_dev.desc.get() : nullptr,
-                       s.matmul_bias ? bias_dev.buffer.get() : nullptr, 0.0f, c_dev.desc.get(),
-                       c_dev.buffer.get(), nullptr, 0);
+                       s.matmul_bias ? bias_dev.data() : nullptr, 0.0f, c_dev.desc.get(),
+                       c_dev.data(), nullptr, 0);
     };
     const tsrAlgo_t algo =
-        run_first_supported(kernel_candidates(TSR_OP_MATMUL, s.backend, s.impl), call, "tsrMatmul", o);
+        run_first_supported(kernel_candidates(TSR_OP_MATMUL, s), call, "tsrMatmul", o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {
@@ -117,7 +119,8 @@ prepared_problem prepare_matmul(const bench_problem& bp, problem_outcome& outcom
       if (!judge_rounded(o, "dst", c, expected, reference::matmul_tolerance(p))) return;
     }
     if (s.mode & mode_performance) {
-      o.time_ms = median_time_ms(handle, s.iterations, [&] { check(call(algo), "tsrMatmul"); });
+      o.time_ms = median_time_ms(
+          handle, s.iterations, [&] { check(call(algo), "tsrMatmul"); }, &rotation);
       const double flops = 2.0 * static_cast<double>(c.element_count()) * static_cast<double>(K);
       o.rate = flops / (o.time_ms * 1e-3) / 1e9;
       o.rate_unit = "GFLOP/s";

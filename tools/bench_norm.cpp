@@ -86,7 +86,12 @@ prepared_problem prepare_bnorm(const bench_problem& bp, problem_outcome& outcome
     if (kind == training) reference::fill_poison(save_mean), reference::fill_poison(save_inv);
     if (kind == backward) reference::fill_poison(dscale), reference::fill_poison(dbias);
 
-    device_tensor x_dev(handle, x), y_dev(handle, y), dy_dev(handle, dy), dx_dev(handle, dx);
+    // Every kind reads x; backward also y and dy. The per-channel parameters are tiny.
+    tensor_rotation rotation = kind == backward ? tensor_rotation({&x, &y, &dy}, s)
+                                                : tensor_rotation({&x}, s);
+    tensor_rotation* backward_input = kind == backward ? &rotation : nullptr;
+    device_tensor x_dev(handle, x, &rotation), y_dev(handle, y, backward_input),
+        dy_dev(handle, dy, backward_input), dx_dev(handle, dx);
     device_tensor sc(handle, scale), bi(handle, bias), me(handle, mean), va(handle, var),
         sm(handle, save_mean), si(handle, save_inv), ds(handle, dscale), db(handle, dbias);
     for (auto [dev, host] : {std::pair<device_tensor*, const host_tensor*>{&x_dev, &x},
@@ -103,29 +108,29 @@ prepared_problem prepare_bnorm(const bench_problem& bp, problem_outcome& outcome
       switch (kind) {
         case training:
           return tsrBatchNormalizationForwardTraining(
-              handle, mode, a, algo, 1.0f, x_dev.desc.get(), x_dev.buffer.get(), sc.desc.get(),
-              sc.buffer.get(), bi.buffer.get(), 0.0, norm_epsilon, nullptr, 0, 0.0f,
-              y_dev.desc.get(), y_dev.buffer.get(), nullptr, nullptr, sm.buffer.get(),
-              si.buffer.get());
+              handle, mode, a, algo, 1.0f, x_dev.desc.get(), x_dev.data(), sc.desc.get(),
+              sc.data(), bi.data(), 0.0, norm_epsilon, nullptr, 0, 0.0f,
+              y_dev.desc.get(), y_dev.data(), nullptr, nullptr, sm.data(),
+              si.data());
         case inference:
           return tsrBatchNormalizationForwardInference(
-              handle, mode, a, algo, 1.0f, x_dev.desc.get(), x_dev.buffer.get(), sc.desc.get(),
-              sc.buffer.get(), bi.buffer.get(), me.buffer.get(), va.buffer.get(), norm_epsilon,
-              nullptr, 0, 0.0f, y_dev.desc.get(), y_dev.buffer.get());
+              handle, mode, a, algo, 1.0f, x_dev.desc.get(), x_dev.data(), sc.desc.get(),
+              sc.data(), bi.data(), me.data(), va.data(), norm_epsilon,
+              nullptr, 0, 0.0f, y_dev.desc.get(), y_dev.data());
         default:
           return tsrBatchNormalizationBackward(
-              handle, mode, a, algo, 1.0f, 1.0f, x_dev.desc.get(), x_dev.buffer.get(),
-              y_dev.desc.get(), y_dev.buffer.get(), dy_dev.desc.get(), dy_dev.buffer.get(),
-              sc.desc.get(), sc.buffer.get(), sm.buffer.get(), si.buffer.get(), norm_epsilon,
-              nullptr, 0, 0.0f, dx_dev.desc.get(), dx_dev.buffer.get(), 0.0f, ds.buffer.get(),
-              db.buffer.get());
+              handle, mode, a, algo, 1.0f, 1.0f, x_dev.desc.get(), x_dev.data(),
+              y_dev.desc.get(), y_dev.data(), dy_dev.desc.get(), dy_dev.data(),
+              sc.desc.get(), sc.data(), sm.data(), si.data(), norm_epsilon,
+              nullptr, 0, 0.0f, dx_dev.desc.get(), dx_dev.data(), 0.0f, ds.data(),
+              db.data());
       }
     };
     const tsrOperation_t op = kind == training    ? TSR_OP_BATCH_NORM_FORWARD_TRAINING
                               : kind == inference ? TSR_OP_BATCH_NORM_FORWARD_INFERENCE
                                                   : TSR_OP_BATCH_NORM_BACKWARD;
     const char* name = tsrGetOperationName(op);
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend, s.impl), call, name, o);
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s), call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {
@@ -172,7 +177,7 @@ prepared_problem prepare_bnorm(const bench_problem& bp, problem_outcome& outcome
       // Training reads x twice (statistics, then normalisation); backward reads x and dy twice.
       const double passes = kind == training ? 3 : kind == inference ? 2 : 5;
       time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * passes,
-                        [&] { check(call(algo), name); });
+                        [&] { check(call(algo), name); }, &rotation);
     }
   };
 }
@@ -236,7 +241,9 @@ prepared_problem prepare_lnorm(const bench_problem& bp, problem_outcome& outcome
     reference::fill_poison(out);
     if (backward) reference::fill_poison(dscale), reference::fill_poison(dbias);
     else reference::fill_poison(mean), reference::fill_poison(inv);
-    device_tensor x_dev(handle, x), y_dev(handle, y), dy_dev(handle, dy), dx_dev(handle, dx),
+    tensor_rotation rotation = backward ? tensor_rotation({&x, &dy}, s) : tensor_rotation({&x}, s);
+    device_tensor x_dev(handle, x, &rotation), y_dev(handle, y),
+        dy_dev(handle, dy, backward ? &rotation : nullptr), dx_dev(handle, dx),
         sc(handle, scale), bi(handle, bias), me(handle, mean), iv(handle, inv),
         ds(handle, dscale), db(handle, dbias);
     for (auto [dev, host] : {std::pair<device_tensor*, const host_tensor*>{&x_dev, &x},
@@ -248,36 +255,36 @@ prepared_problem prepare_lnorm(const bench_problem& bp, problem_outcome& outcome
       if (rms)
         return backward
                    ? tsrRmsNormalizationBackward(handle, algo, axis, norm_epsilon,
-                                                 x_dev.desc.get(), x_dev.buffer.get(),
-                                                 dy_dev.desc.get(), dy_dev.buffer.get(),
-                                                 sc.desc.get(), sc.buffer.get(), iv.desc.get(),
-                                                 iv.buffer.get(), nullptr, 0, dx_dev.desc.get(),
-                                                 dx_dev.buffer.get(), ds.buffer.get())
+                                                 x_dev.desc.get(), x_dev.data(),
+                                                 dy_dev.desc.get(), dy_dev.data(),
+                                                 sc.desc.get(), sc.data(), iv.desc.get(),
+                                                 iv.data(), nullptr, 0, dx_dev.desc.get(),
+                                                 dx_dev.data(), ds.data())
                    : tsrRmsNormalizationForward(handle, algo, axis, norm_epsilon,
-                                                x_dev.desc.get(), x_dev.buffer.get(),
-                                                sc.desc.get(), sc.buffer.get(), iv.desc.get(),
-                                                nullptr, 0, y_dev.desc.get(), y_dev.buffer.get(),
-                                                iv.buffer.get());
+                                                x_dev.desc.get(), x_dev.data(),
+                                                sc.desc.get(), sc.data(), iv.desc.get(),
+                                                nullptr, 0, y_dev.desc.get(), y_dev.data(),
+                                                iv.data());
       return backward
                  ? tsrLayerNormalizationBackward(handle, algo, axis, norm_epsilon,
-                                                 x_dev.desc.get(), x_dev.buffer.get(),
-                                                 dy_dev.desc.get(), dy_dev.buffer.get(),
-                                                 sc.desc.get(), sc.buffer.get(), me.desc.get(),
-                                                 me.buffer.get(), iv.buffer.get(), nullptr, 0,
-                                                 dx_dev.desc.get(), dx_dev.buffer.get(),
-                                                 ds.buffer.get(), db.buffer.get())
+                                                 x_dev.desc.get(), x_dev.data(),
+                                                 dy_dev.desc.get(), dy_dev.data(),
+                                                 sc.desc.get(), sc.data(), me.desc.get(),
+                                                 me.data(), iv.data(), nullptr, 0,
+                                                 dx_dev.desc.get(), dx_dev.data(),
+                                                 ds.data(), db.data())
                  : tsrLayerNormalizationForward(handle, algo, axis, norm_epsilon,
-                                                x_dev.desc.get(), x_dev.buffer.get(),
-                                                sc.desc.get(), sc.buffer.get(), bi.buffer.get(),
+                                                x_dev.desc.get(), x_dev.data(),
+                                                sc.desc.get(), sc.data(), bi.data(),
                                                 me.desc.get(), nullptr, 0, y_dev.desc.get(),
-                                                y_dev.buffer.get(), me.buffer.get(),
-                                                iv.buffer.get());
+                                                y_dev.data(), me.data(),
+                                                iv.data());
     };
     const tsrOperation_t op = rms ? (backward ? TSR_OP_RMS_NORM_BACKWARD : TSR_OP_RMS_NORM_FORWARD)
                                   : (backward ? TSR_OP_LAYER_NORM_BACKWARD
                                               : TSR_OP_LAYER_NORM_FORWARD);
     const char* name = tsrGetOperationName(op);
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend, s.impl), call, name, o);
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s), call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {
@@ -322,7 +329,7 @@ prepared_problem prepare_lnorm(const bench_problem& bp, problem_outcome& outcome
     }
     if (s.mode & mode_performance)
       time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * (backward ? 3 : 2),
-                        [&] { check(call(algo), name); });
+                        [&] { check(call(algo), name); }, &rotation);
   };
 }
 

@@ -74,7 +74,11 @@ prepared_problem prepare_pool(const bench_problem& bp, problem_outcome& outcome)
     }
     host_tensor& out = backward ? dx : y;
     reference::fill_poison(out);
-    device_tensor x_dev(handle, x), y_dev(handle, y), dy_dev(handle, dy), dx_dev(handle, dx);
+    tensor_rotation rotation = backward ? tensor_rotation({&x, &y, &dy}, s)
+                                        : tensor_rotation({&x}, s);
+    tensor_rotation* backward_input = backward ? &rotation : nullptr;
+    device_tensor x_dev(handle, x, &rotation), y_dev(handle, y, backward_input),
+        dy_dev(handle, dy, backward_input), dx_dev(handle, dx);
     x_dev.upload(handle, x);
     y_dev.upload(handle, y);
     if (backward) dy_dev.upload(handle, dy), dx_dev.upload(handle, dx);
@@ -85,17 +89,17 @@ prepared_problem prepare_pool(const bench_problem& bp, problem_outcome& outcome)
           "tsrSetPoolingNdDescriptor");
     auto call = [&](tsrAlgo_t algo) {
       return backward ? tsrPoolingBackward(handle, pool.get(), algo, 1.0f, y_dev.desc.get(),
-                                           y_dev.buffer.get(), dy_dev.desc.get(),
-                                           dy_dev.buffer.get(), x_dev.desc.get(),
-                                           x_dev.buffer.get(), 0.0f, dx_dev.desc.get(),
-                                           dx_dev.buffer.get())
+                                           y_dev.data(), dy_dev.desc.get(),
+                                           dy_dev.data(), x_dev.desc.get(),
+                                           x_dev.data(), 0.0f, dx_dev.desc.get(),
+                                           dx_dev.data())
                       : tsrPoolingForward(handle, pool.get(), algo, 1.0f, x_dev.desc.get(),
-                                          x_dev.buffer.get(), 0.0f, y_dev.desc.get(),
-                                          y_dev.buffer.get());
+                                          x_dev.data(), 0.0f, y_dev.desc.get(),
+                                          y_dev.data());
     };
     const char* name = backward ? "tsrPoolingBackward" : "tsrPoolingForward";
     const tsrAlgo_t algo = run_first_supported(
-        kernel_candidates(backward ? TSR_OP_POOLING_BACKWARD : TSR_OP_POOLING_FORWARD, s.backend, s.impl),
+        kernel_candidates(backward ? TSR_OP_POOLING_BACKWARD : TSR_OP_POOLING_FORWARD, s),
         call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -115,7 +119,7 @@ prepared_problem prepare_pool(const bench_problem& bp, problem_outcome& outcome)
       time_memory_bound(o, handle, s.iterations,
                         backward ? tensor_bytes(x) * 2 + tensor_bytes(y) * 2
                                  : tensor_bytes(x) + tensor_bytes(y),
-                        [&] { check(call(algo), name); });
+                        [&] { check(call(algo), name); }, &rotation);
   };
 }
 
@@ -161,7 +165,10 @@ prepared_problem prepare_softmax(const bench_problem& bp, problem_outcome& outco
     }
     host_tensor& out = backward ? dx : y;
     reference::fill_poison(out);
-    device_tensor x_dev(handle, x), y_dev(handle, y), dy_dev(handle, dy), dx_dev(handle, dx);
+    tensor_rotation rotation = backward ? tensor_rotation({&y, &dy}, s) : tensor_rotation({&x}, s);
+    tensor_rotation* backward_input = backward ? &rotation : nullptr;
+    device_tensor x_dev(handle, x, backward ? nullptr : &rotation),
+        y_dev(handle, y, backward_input), dy_dev(handle, dy, backward_input), dx_dev(handle, dx);
     x_dev.upload(handle, x);
     y_dev.upload(handle, y);
     if (backward) dy_dev.upload(handle, dy), dx_dev.upload(handle, dx);
@@ -169,16 +176,16 @@ prepared_problem prepare_softmax(const bench_problem& bp, problem_outcome& outco
     const auto m = static_cast<tsrSoftmaxMode_t>(mode);
     auto call = [&](tsrAlgo_t algo) {
       return backward ? tsrSoftmaxBackward(handle, a, m, algo, 1.0f, y_dev.desc.get(),
-                                           y_dev.buffer.get(), dy_dev.desc.get(),
-                                           dy_dev.buffer.get(), 0.0f, dx_dev.desc.get(),
-                                           dx_dev.buffer.get())
+                                           y_dev.data(), dy_dev.desc.get(),
+                                           dy_dev.data(), 0.0f, dx_dev.desc.get(),
+                                           dx_dev.data())
                       : tsrSoftmaxForward(handle, a, m, algo, 1.0f, x_dev.desc.get(),
-                                          x_dev.buffer.get(), 0.0f, y_dev.desc.get(),
-                                          y_dev.buffer.get());
+                                          x_dev.data(), 0.0f, y_dev.desc.get(),
+                                          y_dev.data());
     };
     const char* name = backward ? "tsrSoftmaxBackward" : "tsrSoftmaxForward";
     const tsrAlgo_t algo = run_first_supported(
-        kernel_candidates(backward ? TSR_OP_SOFTMAX_BACKWARD : TSR_OP_SOFTMAX_FORWARD, s.backend, s.impl),
+        kernel_candidates(backward ? TSR_OP_SOFTMAX_BACKWARD : TSR_OP_SOFTMAX_FORWARD, s),
         call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -197,7 +204,7 @@ prepared_problem prepare_softmax(const bench_problem& bp, problem_outcome& outco
     }
     if (s.mode & mode_performance)
       time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * (backward ? 3 : 2),
-                        [&] { check(call(algo), name); });
+                        [&] { check(call(algo), name); }, &rotation);
   };
 }
 
@@ -239,7 +246,11 @@ prepared_problem prepare_lrn(const bench_problem& bp, problem_outcome& outcome) 
     }
     host_tensor& out = backward ? dx : y;
     reference::fill_poison(out);
-    device_tensor x_dev(handle, x), y_dev(handle, y), dy_dev(handle, dy), dx_dev(handle, dx);
+    tensor_rotation rotation = backward ? tensor_rotation({&x, &y, &dy}, s)
+                                        : tensor_rotation({&x}, s);
+    tensor_rotation* backward_input = backward ? &rotation : nullptr;
+    device_tensor x_dev(handle, x, &rotation), y_dev(handle, y, backward_input),
+        dy_dev(handle, dy, backward_input), dx_dev(handle, dx);
     x_dev.upload(handle, x);
     y_dev.upload(handle, y);
     if (backward) dy_dev.upload(handle, dy), dx_dev.upload(handle, dx);
@@ -248,17 +259,17 @@ prepared_problem prepare_lrn(const bench_problem& bp, problem_outcome& outcome) 
           "tsrSetLrnDescriptor");
     auto call = [&](tsrAlgo_t algo) {
       return backward ? tsrLrnCrossChannelBackward(handle, lrn.get(), algo, 1.0f,
-                                                   y_dev.desc.get(), y_dev.buffer.get(),
-                                                   dy_dev.desc.get(), dy_dev.buffer.get(),
-                                                   x_dev.desc.get(), x_dev.buffer.get(), 0.0f,
-                                                   dx_dev.desc.get(), dx_dev.buffer.get())
+                                                   y_dev.desc.get(), y_dev.data(),
+                                                   dy_dev.desc.get(), dy_dev.data(),
+                                                   x_dev.desc.get(), x_dev.data(), 0.0f,
+                                                   dx_dev.desc.get(), dx_dev.data())
                       : tsrLrnCrossChannelForward(handle, lrn.get(), algo, 1.0f,
-                                                  x_dev.desc.get(), x_dev.buffer.get(), 0.0f,
-                                                  y_dev.desc.get(), y_dev.buffer.get());
+                                                  x_dev.desc.get(), x_dev.data(), 0.0f,
+                                                  y_dev.desc.get(), y_dev.data());
     };
     const char* name = backward ? "tsrLrnCrossChannelBackward" : "tsrLrnCrossChannelForward";
     const tsrAlgo_t algo = run_first_supported(
-        kernel_candidates(backward ? TSR_OP_LRN_BACKWARD : TSR_OP_LRN_FORWARD, s.backend, s.impl), call,
+        kernel_candidates(backward ? TSR_OP_LRN_BACKWARD : TSR_OP_LRN_FORWARD, s), call,
         name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -276,7 +287,7 @@ prepared_problem prepare_lrn(const bench_problem& bp, problem_outcome& outcome) 
     }
     if (s.mode & mode_performance)
       time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * (backward ? 4 : 2),
-                        [&] { check(call(algo), name); });
+                        [&] { check(call(algo), name); }, &rotation);
   };
 }
 

@@ -118,15 +118,14 @@ prepared_problem prepare_rnn(const bench_problem& bp, problem_outcome& outcome) 
     tsrTensorDescriptor_t cdesc = lstm ? hx_dev.desc.get() : nullptr;
     tsrAlgo_t fwd_algo = TSR_ALGO_AUTO;
     auto forward = [&](tsrAlgo_t algo) {
-      return tsrRnnForward(handle, rnn.get(), fmode, algo, x_dev.desc.get(), x_dev.buffer.get(),
-                           hx_dev.desc.get(), hx_dev.buffer.get(), cdesc,
-                           lstm ? cx_dev.buffer.get() : nullptr, w_dev.get(), w_bytes, ws.get(),
-                           ws_bytes, y_dev.desc.get(), y_dev.buffer.get(), hy_dev.buffer.get(),
-                           lstm ? cy_dev.buffer.get() : nullptr, rs.get(), rs_bytes);
+      return tsrRnnForward(handle, rnn.get(), fmode, algo, x_dev.desc.get(), x_dev.data(),
+                           hx_dev.desc.get(), hx_dev.data(), cdesc,
+                           lstm ? cx_dev.data() : nullptr, w_dev.get(), w_bytes, ws.get(),
+                           ws_bytes, y_dev.desc.get(), y_dev.data(), hy_dev.data(),
+                           lstm ? cy_dev.data() : nullptr, rs.get(), rs_bytes);
     };
     fwd_algo = run_first_supported(
-        kernel_candidates(training ? TSR_OP_RNN_FORWARD_TRAINING : TSR_OP_RNN_FORWARD_INFERENCE,
-                          s.backend, s.impl),
+        kernel_candidates(training ? TSR_OP_RNN_FORWARD_TRAINING : TSR_OP_RNN_FORWARD_INFERENCE, s),
         forward, "tsrRnnForward", o);
     // Backward: dy, dhy, dcy given; dx, dhx, dcx and dw (SET) checked.
     host_tensor dy = stepped(yt, 8, 0.125, seed_dy), dhy = stepped(ht, 8, 0.125, seed_dy + 1),
@@ -138,15 +137,15 @@ prepared_problem prepare_rnn(const bench_problem& bp, problem_outcome& outcome) 
         dx_dev(handle, dx), dhx_dev(handle, dhx), dcx_dev(handle, dcx);
     auto backward_call = [&](tsrAlgo_t algo) {
       tsrStatus_t st = tsrRnnBackwardData(
-          handle, rnn.get(), algo, y_dev.desc.get(), y_dev.buffer.get(), dy_dev.buffer.get(),
-          hx_dev.desc.get(), hx_dev.buffer.get(), dhy_dev.buffer.get(), cdesc,
-          lstm ? cx_dev.buffer.get() : nullptr, lstm ? dcy_dev.buffer.get() : nullptr,
-          w_dev.get(), w_bytes, ws.get(), ws_bytes, x_dev.desc.get(), dx_dev.buffer.get(),
-          dhx_dev.buffer.get(), lstm ? dcx_dev.buffer.get() : nullptr, rs.get(), rs_bytes);
+          handle, rnn.get(), algo, y_dev.desc.get(), y_dev.data(), dy_dev.data(),
+          hx_dev.desc.get(), hx_dev.data(), dhy_dev.data(), cdesc,
+          lstm ? cx_dev.data() : nullptr, lstm ? dcy_dev.data() : nullptr,
+          w_dev.get(), w_bytes, ws.get(), ws_bytes, x_dev.desc.get(), dx_dev.data(),
+          dhx_dev.data(), lstm ? dcx_dev.data() : nullptr, rs.get(), rs_bytes);
       if (st != TSR_STATUS_SUCCESS) return st;
       return tsrRnnBackwardWeights(handle, rnn.get(), algo, TSR_WGRAD_MODE_SET, x_dev.desc.get(),
-                                   x_dev.buffer.get(), hx_dev.desc.get(), hx_dev.buffer.get(),
-                                   y_dev.desc.get(), y_dev.buffer.get(), ws.get(), ws_bytes,
+                                   x_dev.data(), hx_dev.desc.get(), hx_dev.data(),
+                                   y_dev.desc.get(), y_dev.data(), ws.get(), ws_bytes,
                                    rs.get(), rs_bytes, dw_dev.get(), w_bytes);
     };
     if (backward) {

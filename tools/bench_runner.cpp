@@ -92,7 +92,8 @@ void run_conv(tsrHandle_t handle, const bench_problem& bp, const common::conv_de
   reference::fill_integers(w, fill.w, seed_w);
   reference::fill_poison(y);  // a kernel that skips an element fails the comparison
 
-  device_tensor x_dev(handle, x), w_dev(handle, w), y_dev(handle, y);
+  tensor_rotation rotation({&x, &w}, s);
+  device_tensor x_dev(handle, x, &rotation), w_dev(handle, w, &rotation), y_dev(handle, y);
   x_dev.upload(handle, x);
   w_dev.upload(handle, w);
   y_dev.upload(handle, y);
@@ -106,21 +107,29 @@ void run_conv(tsrHandle_t handle, const bench_problem& bp, const common::conv_de
         "tsrSetConvolutionNdDescriptor");
   check(tsrSetConvolutionGroupCount(conv.get(), d.g), "tsrSetConvolutionGroupCount");
 
-  const tsrAlgoPerf_t algo = choose_conv_algorithm(handle, x_dev, w_dev, conv.get(), y_dev,
-                                                   s.backend, s.impl);
-  outcome.implementation = std::string(algo.backend_name) + "/" + algo.kernel_name;
+  // The library's choice runs on the handle's workspace pool (no workspace given): a workspace
+  // sized for one kernel would keep the tuner from the kernels that need more.
+  tsrAlgo_t algo = TSR_ALGO_AUTO;
   size_t workspace_size = 0;
-  check(tsrGetConvolutionForwardWorkspaceSize(handle, x_dev.desc.get(), w_dev.desc.get(),
-                                              conv.get(), y_dev.desc.get(), algo.algo,
-                                              &workspace_size),
-        "tsrGetConvolutionForwardWorkspaceSize");
+  if (library_chooses_kernel(s)) {
+    outcome.implementation = automatic_kernel_name(s);
+  } else {
+    const tsrAlgoPerf_t chosen = choose_conv_algorithm(handle, x_dev, w_dev, conv.get(), y_dev,
+                                                       s.backend, s.impl);
+    algo = chosen.algo;
+    outcome.implementation = std::string(chosen.backend_name) + "/" + chosen.kernel_name;
+    check(tsrGetConvolutionForwardWorkspaceSize(handle, x_dev.desc.get(), w_dev.desc.get(),
+                                                conv.get(), y_dev.desc.get(), algo,
+                                                &workspace_size),
+          "tsrGetConvolutionForwardWorkspaceSize");
+  }
   device_buffer workspace(handle, workspace_size);
 
   auto call = [&] {
-    check(tsrConvolutionForward(handle, 1.0f, x_dev.desc.get(), x_dev.buffer.get(),
-                                w_dev.desc.get(), w_dev.buffer.get(), conv.get(), algo.algo,
+    check(tsrConvolutionForward(handle, 1.0f, x_dev.desc.get(), x_dev.data(),
+                                w_dev.desc.get(), w_dev.data(), conv.get(), algo,
                                 workspace.get(), workspace_size, 0.0f, y_dev.desc.get(),
-                                y_dev.buffer.get()),
+                                y_dev.data()),
           "tsrConvolutionForward");
   };
   call();
@@ -140,7 +149,7 @@ void run_conv(tsrHandle_t handle, const bench_problem& bp, const common::conv_de
     if (outcome.status == outcome_status::failed) return;
   }
   if (s.mode & mode_performance) {
-    outcome.time_ms = median_time_ms(handle, s.iterations, call);
+    outcome.time_ms = median_time_ms(handle, s.iterations, call, &rotation);
     int64_t out_spatial = 1, kernel_spatial = 1;
     for (int i = 0; i < d.spatial_dims; ++i) out_spatial *= d.out[i], kernel_spatial *= d.k[i];
     // A multiply and an add per tap: 2 * N * K * output pixels * C/g * kernel pixels.
@@ -196,7 +205,12 @@ void run_eltwise(tsrHandle_t handle, const bench_problem& bp, const common::eltw
   }
   reference::fill_poison(output);
 
-  device_tensor x_dev(handle, x), y_dev(handle, y), dy_dev(handle, dy), dx_dev(handle, dx);
+  // Forward reads x; backward reads x, y and dy.
+  tensor_rotation rotation = s.backward ? tensor_rotation({&x, &y, &dy}, s)
+                                        : tensor_rotation({&x}, s);
+  tensor_rotation* backward_input = s.backward ? &rotation : nullptr;
+  device_tensor x_dev(handle, x, &rotation), y_dev(handle, y, backward_input),
+      dy_dev(handle, dy, backward_input), dx_dev(handle, dx);
   x_dev.upload(handle, x);
   y_dev.upload(handle, y);
   if (s.backward) {
@@ -212,29 +226,21 @@ void run_eltwise(tsrHandle_t handle, const bench_problem& bp, const common::eltw
   auto call_status = [&]() -> tsrStatus_t {
     if (s.backward)
       return tsrActivationBackward(handle, act.get(), algo, 1.0f, y_dev.desc.get(),
-                                   y_dev.buffer.get(), dy_dev.desc.get(), dy_dev.buffer.get(),
-                                   x_dev.desc.get(), x_dev.buffer.get(), 0.0f,
-                                   dx_dev.desc.get(), dx_dev.buffer.get());
+                                   y_dev.data(), dy_dev.desc.get(), dy_dev.data(),
+                                   x_dev.desc.get(), x_dev.data(), 0.0f,
+                                   dx_dev.desc.get(), dx_dev.data());
     return tsrActivationForward(handle, act.get(), algo, 1.0f, x_dev.desc.get(),
-                                x_dev.buffer.get(), 0.0f, y_dev.desc.get(), y_dev.buffer.get());
+                                x_dev.data(), 0.0f, y_dev.desc.get(), y_dev.data());
   };
   const char* call_name = s.backward ? "tsrActivationBackward" : "tsrActivationForward";
 
-  std::string reasons;
-  bool ran = false;
-  for (const candidate& c : kernel_candidates(op, s.backend, s.impl)) {
-    algo = c.algo;
-    const tsrStatus_t status = call_status();
-    if (is_not_supported(status)) {
-      reasons += (reasons.empty() ? "" : "; ") + c.name + ": " + last_error();
-      continue;
-    }
-    check(status, call_name);
-    outcome.implementation = c.name;
-    ran = true;
-    break;
-  }
-  if (!ran) throw api_failure{TSR_STATUS_NOT_SUPPORTED_NO_KERNEL, reasons};
+  algo = run_first_supported(
+      kernel_candidates(op, s),
+      [&](tsrAlgo_t candidate) {
+        algo = candidate;
+        return call_status();
+      },
+      call_name, outcome);
   check(tsrSynchronize(handle), "tsrSynchronize");
   outcome.status = outcome_status::passed;
 
@@ -255,8 +261,8 @@ void run_eltwise(tsrHandle_t handle, const bench_problem& bp, const common::eltw
     if (outcome.status == outcome_status::failed) return;
   }
   if (s.mode & mode_performance) {
-    outcome.time_ms =
-        median_time_ms(handle, s.iterations, [&] { check(call_status(), call_name); });
+    outcome.time_ms = median_time_ms(
+        handle, s.iterations, [&] { check(call_status(), call_name); }, &rotation);
     // Bytes a kernel must move: forward reads x and writes y; backward reads x and dy and
     // writes dx (y is offered too, but no mode needs it).
     const double bytes = static_cast<double>(x.element_count()) *
@@ -276,10 +282,11 @@ bench_runner::~bench_runner() {
     if (entry.handle) tsrDestroy(entry.handle);
 }
 
-const bench_runner::handle_entry& bench_runner::handle_for(const std::string& backend) {
-  auto found = handles_.find(backend);
+const bench_runner::handle_entry& bench_runner::handle_for(const std::string& backend,
+                                                            int slot) {
+  auto found = handles_.find({backend, slot});
   if (found != handles_.end()) return found->second;
-  handle_entry& entry = handles_[backend];
+  handle_entry& entry = handles_[{backend, slot}];
 
   tsrDeviceKind_t kind = TSR_DEVICE_CPU;
   if (backend.empty()) {
@@ -331,7 +338,7 @@ const bench_runner::handle_entry& bench_runner::handle_for(const std::string& ba
   return entry;
 }
 
-problem_outcome bench_runner::run(const bench_problem& problem) {
+problem_outcome bench_runner::run(const bench_problem& problem, int handle_slot) {
   problem_outcome outcome;  // failed until a run says otherwise
   const bench_driver driver = problem.settings.driver;
   common::conv_descriptor conv_desc;
@@ -373,7 +380,7 @@ problem_outcome bench_runner::run(const bench_problem& problem) {
   }
   if (!prepared) return outcome;
 
-  const handle_entry& entry = handle_for(problem.settings.backend);
+  const handle_entry& entry = handle_for(problem.settings.backend, handle_slot);
   if (!entry.handle) {
     outcome.status =
         is_not_supported(entry.status) ? outcome_status::skipped : outcome_status::failed;
@@ -381,6 +388,10 @@ problem_outcome bench_runner::run(const bench_problem& problem) {
     return outcome;
   }
   try {
+    // Per problem, not per handle: a batch file may change --tuning between problems.
+    if (problem.settings.tuning != tuning_default)
+      check(tsrSetTuningMode(entry.handle, static_cast<tsrTuningMode_t>(problem.settings.tuning)),
+            "tsrSetTuningMode");
     prepared(entry.handle, outcome);
   } catch (const api_failure& failure) {
     outcome.status = is_not_supported(failure.status) ? outcome_status::skipped

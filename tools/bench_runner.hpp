@@ -6,6 +6,7 @@
 #include <tessera/tessera.h>
 
 #include <map>
+#include <utility>
 #include <string>
 
 #include "bench_args.hpp"
@@ -32,7 +33,10 @@ class bench_runner {
   bench_runner(const bench_runner&) = delete;
   bench_runner& operator=(const bench_runner&) = delete;
 
-  problem_outcome run(const bench_problem& problem);
+  // Runs `problem` on a handle for its backend (settings.backend: one name, or empty for the
+  // default device), with the settings' tuning mode when --tuning was given. `handle_slot` keeps
+  // handles of one backend apart: "--backend=onednn,onednn" runs on two handles of it.
+  problem_outcome run(const bench_problem& problem, int handle_slot = 0);
 
  private:
   struct handle_entry {
@@ -40,11 +44,11 @@ class bench_runner {
     tsrStatus_t status = TSR_STATUS_SUCCESS;  // of creating it; the message says why it failed
     std::string message;
   };
-  // The handle for a backend name (empty: the default device), created on first use. A failure
-  // is remembered so that every problem reports it without retrying.
-  const handle_entry& handle_for(const std::string& backend);
+  // The handle for a backend name (empty: the default device) in a slot, created on first use.
+  // A failure is remembered so that every problem reports it without retrying.
+  const handle_entry& handle_for(const std::string& backend, int slot);
 
-  std::map<std::string, handle_entry> handles_;
+  std::map<std::pair<std::string, int>, handle_entry> handles_;
 };
 
 // "PASSED onednn/conv_fwd --conv --dt=f32 ... 0.052ms 12.3GFLOP/s", and for skipped or failed

@@ -78,7 +78,8 @@ prepared_problem prepare_binary(const bench_problem& bp, problem_outcome& outcom
     host_tensor c0 = c;
     if (add_tensor) reference::fill_integers(c0, {-3, 3, 1.0}, seed_dy);
     else reference::fill_poison(c0);
-    device_tensor a_dev(handle, a), b_dev(handle, b), c_dev(handle, c);
+    tensor_rotation rotation = unary ? tensor_rotation({&a}, s) : tensor_rotation({&a, &b}, s);
+    device_tensor a_dev(handle, a, &rotation), b_dev(handle, b, &rotation), c_dev(handle, c);
     a_dev.upload(handle, a);
     b_dev.upload(handle, b);
     c_dev.upload(handle, c0);
@@ -88,15 +89,15 @@ prepared_problem prepare_binary(const bench_problem& bp, problem_outcome& outcom
           "tsrSetOpTensorDescriptor");
     auto call = [&](tsrAlgo_t) -> tsrStatus_t {
       if (add_tensor)
-        return tsrAddTensor(handle, 1.0f, b_dev.desc.get(), b_dev.buffer.get(), 1.0f,
-                            c_dev.desc.get(), c_dev.buffer.get());
-      return tsrOpTensor(handle, od.get(), 1.0f, a_dev.desc.get(), a_dev.buffer.get(), 1.0f,
-                         unary ? nullptr : b_dev.desc.get(), unary ? nullptr : b_dev.buffer.get(),
-                         0.0f, c_dev.desc.get(), c_dev.buffer.get());
+        return tsrAddTensor(handle, 1.0f, b_dev.desc.get(), b_dev.data(), 1.0f,
+                            c_dev.desc.get(), c_dev.data());
+      return tsrOpTensor(handle, od.get(), 1.0f, a_dev.desc.get(), a_dev.data(), 1.0f,
+                         unary ? nullptr : b_dev.desc.get(), unary ? nullptr : b_dev.data(),
+                         0.0f, c_dev.desc.get(), c_dev.data());
     };
     const char* name = add_tensor ? "tsrAddTensor" : "tsrOpTensor";
     // Tensor ops take no algorithm: the library picks, or the handle's backend preference.
-    run_first_supported({{TSR_ALGO_AUTO, s.backend.empty() ? "auto" : s.backend + "/auto"}}, call,
+    run_first_supported({{TSR_ALGO_AUTO, automatic_kernel_name(s)}}, call,
                         name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -125,7 +126,8 @@ prepared_problem prepare_binary(const bench_problem& bp, problem_outcome& outcom
       const double bytes = add_tensor ? tensor_bytes(b) + 2 * tensor_bytes(c)
                                       : tensor_bytes(a) + (unary ? 0 : tensor_bytes(b)) +
                                             tensor_bytes(c);
-      time_memory_bound(o, handle, s.iterations, bytes, [&] { check(call(TSR_ALGO_AUTO), name); });
+      time_memory_bound(
+          o, handle, s.iterations, bytes, [&] { check(call(TSR_ALGO_AUTO), name); }, &rotation);
     }
   };
 }
@@ -150,14 +152,15 @@ prepared_problem prepare_reorder(const bench_problem& bp, problem_outcome& outco
     host_tensor y = host_tensor::packed(s.ddt, dims, dst_last);
     reference::fill_integers(x, {-100, 100, 1.0}, seed_x);  // exact in every type but s8's ends
     reference::fill_poison(y);
-    device_tensor x_dev(handle, x), y_dev(handle, y);
+    tensor_rotation rotation({&x}, s);
+    device_tensor x_dev(handle, x, &rotation), y_dev(handle, y);
     x_dev.upload(handle, x);
     y_dev.upload(handle, y);
     auto call = [&](tsrAlgo_t) {
-      return tsrTransformTensor(handle, 1.0f, x_dev.desc.get(), x_dev.buffer.get(), 0.0f,
-                                y_dev.desc.get(), y_dev.buffer.get());
+      return tsrTransformTensor(handle, 1.0f, x_dev.desc.get(), x_dev.data(), 0.0f,
+                                y_dev.desc.get(), y_dev.data());
     };
-    run_first_supported({{TSR_ALGO_AUTO, s.backend.empty() ? "auto" : s.backend + "/auto"}}, call,
+    run_first_supported({{TSR_ALGO_AUTO, automatic_kernel_name(s)}}, call,
                         "tsrTransformTensor", o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -172,7 +175,7 @@ prepared_problem prepare_reorder(const bench_problem& bp, problem_outcome& outco
     }
     if (s.mode & mode_performance)
       time_memory_bound(o, handle, s.iterations, tensor_bytes(x) + tensor_bytes(y),
-                        [&] { check(call(TSR_ALGO_AUTO), "tsrTransformTensor"); });
+                        [&] { check(call(TSR_ALGO_AUTO), "tsrTransformTensor"); }, &rotation);
   };
 }
 
@@ -222,7 +225,8 @@ prepared_problem prepare_reduction(const bench_problem& bp, problem_outcome& out
       for (int64_t i = 0; i < a.extent(); ++i)
         if (a.data()[i] == 0.0f) a.data()[i] = length <= 16 ? 2.0f : 1.0f;
     reference::fill_poison(c);
-    device_tensor a_dev(handle, a), c_dev(handle, c);
+    tensor_rotation rotation({&a}, s);
+    device_tensor a_dev(handle, a, &rotation), c_dev(handle, c);
     a_dev.upload(handle, a);
     c_dev.upload(handle, c);
     reduce_tensor_descriptor rd("tsrCreateReduceTensorDescriptor");
@@ -232,10 +236,10 @@ prepared_problem prepare_reduction(const bench_problem& bp, problem_outcome& out
           "tsrSetReduceTensorDescriptor");
     auto call = [&](tsrAlgo_t algo) {
       return tsrReduceTensor(handle, rd.get(), algo, nullptr, 0, nullptr, 0, 1.0f,
-                             a_dev.desc.get(), a_dev.buffer.get(), 0.0f, c_dev.desc.get(),
-                             c_dev.buffer.get());
+                             a_dev.desc.get(), a_dev.data(), 0.0f, c_dev.desc.get(),
+                             c_dev.data());
     };
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(TSR_OP_REDUCE_TENSOR, s.backend, s.impl),
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(TSR_OP_REDUCE_TENSOR, s),
                                                call, "tsrReduceTensor", o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -251,7 +255,7 @@ prepared_problem prepare_reduction(const bench_problem& bp, problem_outcome& out
     }
     if (s.mode & mode_performance)
       time_memory_bound(o, handle, s.iterations, tensor_bytes(a) + tensor_bytes(c),
-                        [&] { check(call(algo), "tsrReduceTensor"); });
+                        [&] { check(call(algo), "tsrReduceTensor"); }, &rotation);
   };
 }
 

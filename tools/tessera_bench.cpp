@@ -1,6 +1,8 @@
 // tessera-bench: a benchdnn-style driver. Reads problems and modifiers left to right (see
 // bench_args.hpp), runs each problem through the C API, checks it against the naive reference
 // and times it, prints one line per problem and a summary, and exits non-zero when any failed.
+// --backend=a,b runs each problem on every backend listed, side by side (bench_comparison.hpp);
+// --json/--csv write the rows to files (bench_report.hpp); a progress bar goes to stderr.
 #include <tessera/tessera.h>
 
 #include <iostream>
@@ -8,12 +10,69 @@
 #include <vector>
 
 #include "bench_args.hpp"
+#include "bench_comparison.hpp"
+#include "bench_report.hpp"
 #include "bench_runner.hpp"
+#include "progress_bar.hpp"
+#include "run_description.hpp"
 
 namespace tessera::tools {
 namespace {
 
+// What the whole run writes, apart from the problems' settings.
+struct output_options {
+  std::string json_path;  // --json=PATH
+  std::string csv_path;   // --csv=PATH
+  bool progress = false;  // --progress: the bar also when stderr is not a terminal
+};
+
+// Takes the output options out of `args`: they are about the run, not about the problems that
+// follow them, so bench_args does not read them.
+output_options take_output_options(std::vector<std::string>& args) {
+  output_options options;
+  std::vector<std::string> rest;
+  for (const std::string& arg : args) {
+    if (arg.rfind("--json=", 0) == 0) options.json_path = arg.substr(7);
+    else if (arg.rfind("--csv=", 0) == 0) options.csv_path = arg.substr(6);
+    else if (arg == "--progress") options.progress = true;
+    else rest.push_back(arg);
+  }
+  args = std::move(rest);
+  return options;
+}
+
+struct tally {
+  int runs = 0, passed = 0, skipped = 0, failed = 0;
+  void add(const comparison_row& row) {
+    for (const problem_outcome& o : row.outcomes) {
+      ++runs;
+      switch (o.status) {
+        case outcome_status::passed: ++passed; break;
+        case outcome_status::skipped: ++skipped; break;
+        case outcome_status::failed: ++failed; break;
+      }
+    }
+  }
+};
+
+bool write_reports(const output_options& options, const std::vector<std::string>& argv,
+                   const std::vector<comparison_row>& rows,
+                   const std::vector<ratio_geomeans::mean>& geomeans) {
+  std::string error;
+  if (!options.json_path.empty() &&
+      !write_json_report(options.json_path, describe_run(argv), rows, geomeans, &error)) {
+    std::cerr << "tessera-bench: " << error << "\n";
+    return false;
+  }
+  if (!options.csv_path.empty() && !write_csv_report(options.csv_path, rows, &error)) {
+    std::cerr << "tessera-bench: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
 int run(int argc, char** argv) {
+  const std::vector<std::string> command(argv, argv + argc);
   std::vector<std::string> args(argv + 1, argv + argc);
   for (const std::string& arg : args)
     if (arg == "--help" || arg == "-h") {
@@ -31,6 +90,7 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  const output_options options = take_output_options(args);
   bench_settings settings;
   std::vector<bench_problem> problems;
   std::string error;
@@ -44,19 +104,29 @@ int run(int argc, char** argv) {
   }
 
   bench_runner runner;
-  int passed = 0, skipped = 0, failed = 0;
-  for (const bench_problem& problem : problems) {
-    const problem_outcome outcome = runner.run(problem);
-    std::cout << format_outcome(outcome) << std::endl;  // flushed: long suites show progress
-    switch (outcome.status) {
-      case outcome_status::passed: ++passed; break;
-      case outcome_status::skipped: ++skipped; break;
-      case outcome_status::failed: ++failed; break;
-    }
+  progress_bar progress(problems.size(), "problems", options.progress || stderr_is_terminal());
+  const bool keep_rows = !options.json_path.empty() || !options.csv_path.empty();
+  std::vector<comparison_row> rows;
+  ratio_geomeans geomeans;
+  tally counts;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    progress.update(i);
+    comparison_row row = run_on_each_backend(runner, problems[i]);
+    progress.clear();
+    std::cout << format_row(row) << std::endl;  // flushed: long suites show progress
+    counts.add(row);
+    if (row.side_by_side()) geomeans.add(row);
+    if (keep_rows) rows.push_back(std::move(row));
   }
-  std::cout << "tests:" << problems.size() << " passed:" << passed << " skipped:" << skipped
-            << " failed:" << failed << std::endl;
-  return failed ? 1 : 0;
+  progress.update(problems.size());
+  progress.clear();
+  const std::vector<ratio_geomeans::mean> means = geomeans.means();
+  for (const ratio_geomeans::mean& m : means) std::cout << format_geomean(m) << "\n";
+  // Last: scripts read the summary with `tail -1`.
+  std::cout << "tests:" << counts.runs << " passed:" << counts.passed
+            << " skipped:" << counts.skipped << " failed:" << counts.failed << std::endl;
+  if (!write_reports(options, command, rows, means)) return 1;
+  return counts.failed ? 1 : 0;
 }
 
 }  // namespace

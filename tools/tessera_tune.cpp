@@ -9,11 +9,13 @@
 //   tessera-tune merge  OUT IN1 IN2 ...            (OUT, created if absent, takes them all)
 //   tessera-tune prune  [--db=PATH] --plugin=NAME --version=VERSION
 //   tessera-tune stats  [--db=PATH] [--system=PATH]
-//   tessera-tune tune   SUITE                      (not implemented yet)
+//   tessera-tune tune   [--db=PATH] [--progress] [tessera-bench modifiers] SUITE
+//                                                  (tune_suite.hpp: measure and store winners)
 //
 // --db defaults to the library's user database: $TESSERA_TUNING_DB, else
 // $XDG_CACHE_HOME/tessera/tuning.db, else ~/.cache/tessera/tuning.db.
 // Exit status: 0 done, 1 failed, 2 usage error.
+#include "tune_suite.hpp"
 #include "tuning_db.hpp"
 
 #include <algorithm>
@@ -41,7 +43,15 @@ constexpr const char* usage_text =
     "  prune  [--db=PATH] --plugin=NAME --version=VERSION\n"
     "                                       delete entries of other versions of a plugin\n"
     "  stats  [--db=PATH] [--system=PATH]   counts per plugin and device, integrity\n"
-    "  tune   SUITE                         (not implemented yet)\n"
+    "  tune   [--db=PATH] [--progress] [MODIFIERS] SUITE\n"
+    "                                       run every problem of the tessera-bench batch file\n"
+    "                                       SUITE once in tuning mode 'always': the library\n"
+    "                                       measures every kernel of every backend of the device\n"
+    "                                       and stores each backend's fastest in the database.\n"
+    "                                       MODIFIERS are tessera-bench's, read before SUITE\n"
+    "                                       (--dt=f16 --tag=nhwc; --backend=NAME picks the\n"
+    "                                       device: that backend's). A progress bar with the\n"
+    "                                       time left goes to stderr (always on a terminal).\n"
     "--db defaults to $TESSERA_TUNING_DB, else $XDG_CACHE_HOME/tessera/tuning.db, else\n"
     "~/.cache/tessera/tuning.db.\n";
 
@@ -51,7 +61,9 @@ struct arguments {
   std::string system;
   std::string plugin;
   std::string version;
+  bool progress = false;
   std::vector<std::string> positional;
+  std::vector<std::string> bench_args;  // options tessera-tune does not know: tune passes them on
 };
 
 int usage_error(const std::string& message) {
@@ -278,13 +290,22 @@ int run(int argc, char** argv) {
     if (take_option(arg, "--db", a.db) || take_option(arg, "--system", a.system) ||
         take_option(arg, "--plugin", a.plugin) || take_option(arg, "--version", a.version))
       continue;
-    if (arg.size() > 1 && arg[0] == '-') return usage_error("unknown option '" + arg + "'");
+    if (arg == "--progress") {
+      a.progress = true;
+      continue;
+    }
+    if (arg.size() > 1 && arg[0] == '-') {
+      a.bench_args.push_back(arg);
+      continue;
+    }
     if (a.command.empty())
       a.command = arg;
     else
       a.positional.push_back(arg);
   }
   if (a.command.empty()) return usage_error("no command given");
+  if (a.command != "tune" && !a.bench_args.empty())
+    return usage_error("unknown option '" + a.bench_args.front() + "'");
   if (a.command == "list") return a.positional.empty() ? run_list(a) : usage_error("list takes no file");
   if (a.command == "export") return run_export(a);
   if (a.command == "import") return run_import(a);
@@ -292,9 +313,8 @@ int run(int argc, char** argv) {
   if (a.command == "prune") return run_prune(a);
   if (a.command == "stats") return run_stats(a);
   if (a.command == "tune") {
-    std::cerr << "tessera-tune: 'tune' is not implemented yet: the autotuner that measures a "
-                 "suite's problems and stores the winners has not landed; nothing was tuned\n";
-    return 1;
+    if (a.positional.size() != 1) return usage_error("tune takes one suite (a batch file)");
+    return tune_suite({a.positional[0], a.bench_args, db_path(a), a.progress});
   }
   return usage_error("unknown command '" + a.command + "'");
 }

@@ -56,6 +56,13 @@ struct tsrContext {
   }
 };
 
+// A timing event of the handle's device (tsrCreateEvent): the device interface's event and the
+// handle whose stream and device it belongs to.
+struct tsrEventStruct {
+  tsrContext* handle = nullptr;
+  void* device_event = nullptr;
+};
+
 namespace tessera::api {
 
 // Creates contexts for plugins loaded since the handle was made (tsrLoadPlugin). The caller holds

@@ -519,4 +519,58 @@ TSR_API tsrStatus_t tsrSynchronize(tsrHandle_t handle) {
   });
 }
 
+TSR_API tsrStatus_t tsrCreateEvent(tsrHandle_t handle, tsrEvent_t* event) {
+  const char* fn = "tsrCreateEvent";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "event", event)) return s;
+    auto created = std::make_unique<tsrEventStruct>();
+    created->handle = handle;
+    tsrpStatus_t s = handle->device->event_create(handle->device_context(), &created->device_event);
+    if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "creating an event");
+    *event = created.release();
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrDestroyEvent(tsrEvent_t event) {
+  const char* fn = "tsrDestroyEvent";
+  return guarded(fn, [&] {
+    if (!event) return TSR_STATUS_SUCCESS;
+    std::unique_ptr<tsrEventStruct> owned(event);
+    owned->handle->device->event_destroy(owned->handle->device_context(), owned->device_event);
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrRecordEvent(tsrEvent_t event) {
+  const char* fn = "tsrRecordEvent";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_not_null(fn, "event", event)) return s;
+    tsrContext& h = *event->handle;
+    tsrpStatus_t s = h.device->event_record(h.device_context(), event->device_event);
+    if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "recording an event");
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrGetEventElapsedTime(tsrEvent_t start, tsrEvent_t end, float* milliseconds) {
+  const char* fn = "tsrGetEventElapsedTime";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_not_null(fn, "start", start)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "end", end)) return s;
+    if (tsrStatus_t s = check_not_null(fn, "milliseconds", milliseconds)) return s;
+    // Events of two devices (or two streams) share no clock.
+    if (start->handle != end->handle)
+      return fail(TSR_STATUS_BAD_PARAM,
+                  std::string(fn) + ": start and end were created with different handles");
+    tsrContext& h = *start->handle;
+    tsrpStatus_t s = h.device->event_elapsed_ms(h.device_context(), start->device_event,
+                                                end->device_event, milliseconds);
+    if (s != TSRP_STATUS_SUCCESS)
+      return device_failure(fn, s, "reading the time between two events");
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
 }  // extern "C"

@@ -284,6 +284,22 @@ TSR_API tsrStatus_t tsrMemcpyHostToDevice(tsrHandle_t handle, void* dst, const v
 TSR_API tsrStatus_t tsrMemcpyDeviceToHost(tsrHandle_t handle, void* dst, const void* src, size_t bytes);
 TSR_API tsrStatus_t tsrSynchronize(tsrHandle_t handle);
 
+/* Timing events on the handle's stream (CUDA events for CUDA handles, the host clock for the
+ * CPU): record one before and one after the calls to time, then read the time between them.
+ * Device work is asynchronous, so a host clock around a call measures the launch, not the work;
+ * events measure the device. An event belongs to the handle it was created with and must be
+ * destroyed before that handle.
+ * Errors: BAD_PARAM_NULL_POINTER (handle, event, start, end, milliseconds), BAD_PARAM when start
+ * and end belong to different handles, EXECUTION_FAILED_DEVICE when the device refuses. */
+typedef struct tsrEventStruct* tsrEvent_t;
+TSR_API tsrStatus_t tsrCreateEvent(tsrHandle_t handle, tsrEvent_t* event);
+/* NULL is accepted and does nothing. */
+TSR_API tsrStatus_t tsrDestroyEvent(tsrEvent_t event);
+/* Records the event after the work queued so far on its handle's stream. */
+TSR_API tsrStatus_t tsrRecordEvent(tsrEvent_t event);
+/* Milliseconds between two recorded events of one handle; waits until `end` has completed. */
+TSR_API tsrStatus_t tsrGetEventElapsedTime(tsrEvent_t start, tsrEvent_t end, float* milliseconds);
+
 /* ---------------------------------------------------------------------------------------------
  * Tensor descriptors: 1 to TSR_MAX_DIMS dims with strides in elements.
  * ------------------------------------------------------------------------------------------- */

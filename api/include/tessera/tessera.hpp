@@ -96,6 +96,19 @@ class handle : public detail::owner<tsrHandle_t, tsrDestroy> {
   void synchronize() { check(tsrSynchronize(raw_)); }
 };
 
+// A timing event on a handle's stream (tsrCreateEvent); destroy it before its handle.
+class event : public detail::owner<tsrEvent_t, tsrDestroyEvent> {
+ public:
+  explicit event(tsrHandle_t on) { check(tsrCreateEvent(on, &raw_)); }
+  void record() { check(tsrRecordEvent(raw_)); }
+  // Milliseconds from `start` to this event; waits until this one has completed.
+  float elapsed_since(const event& start) const {
+    float ms = 0.0f;
+    check(tsrGetEventElapsedTime(start.get(), raw_, &ms));
+    return ms;
+  }
+};
+
 class tensor_desc : public detail::owner<tsrTensorDescriptor_t, tsrDestroyTensorDescriptor> {
  public:
   tensor_desc() { check(tsrCreateTensorDescriptor(&raw_)); }
