@@ -148,10 +148,14 @@ if has bench; then
   timeout 100 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
       --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_128x64.txt" 2>&1
   row "tessera-bench R50 N256 128x64 tile" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_128x64.txt")"
-  # The same layers through the cuDNN plugin, in this process's method (side by side).
-  timeout 150 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cudnn --batch="$c/suites/resnet50_mb256.txt" \
-      > "$out/bench_resnet50_mb256_cudnn.txt" 2>&1
-  row "tessera-bench R50 N256 via cudnn" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_cudnn.txt")"
+  # Side by side with cuDNN through its plugin, same process and method; the JSON feeds
+  # tools/perf-report (docs/PERFORMANCE.md).
+  timeout 200 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda,cudnn --json="$out/side_by_side_r50.json" \
+      --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_side_by_side.txt" 2>&1
+  row "tessera-bench R50 N256 cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_resnet50_mb256_side_by_side.txt" | tail -1 | cut -c1-90)"
+  timeout 150 "$b" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
+      --batch="$c/suites/h200_anchor.txt" > "$out/bench_anchor_side_by_side.txt" 2>&1
+  row "tessera-bench anchors cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_anchor_side_by_side.txt" | tail -1 | cut -c1-90)"
   timeout 100 "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
   row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
   OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
@@ -183,7 +187,8 @@ fi
 
 printf '%s\n' "${rows[@]}" > "$out/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$out" .
-for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt bench_h200_anchor.txt; do
+for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt side_by_side_r50.json \
+         side_by_side_memory_bound.json; do
   [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"
 done
 echo
