@@ -329,6 +329,7 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
                   std::string(fn) + ": workspace is NULL but workspace_size is " +
                       std::to_string(workspace_size));
 
+    auto handle_lock = lock_handle(*handle);
     const tessera::registry::registry& reg = tessera::registry::registry::instance();
     auto lock = reg.read_lock();
     ensure_plugin_contexts(*handle, reg);
@@ -347,9 +348,11 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     tensor_bytes(problem.y, &y_bytes);
     void* scratch = nullptr;
     tsrpStatus_t as = handle->device->allocate(handle->device_context(), y_bytes, &scratch);
-    if (as != TSRP_STATUS_SUCCESS)
-      return fail(from_plugin_status(as), std::string(fn) + ": allocating the " +
-                                              std::to_string(y_bytes) + "-byte scratch output failed");
+    if (as != TSRP_STATUS_SUCCESS) {
+      tsrStatus_t status = from_plugin_status(as);
+      return fail(status, std::string(fn) + ": allocating the " + std::to_string(y_bytes) +
+                              "-byte scratch output failed (" + tsrGetErrorString(status) + ")");
+    }
     tsrpConvolutionForwardArgs args{};
     args.struct_size = sizeof(args);
     args.x = x;

@@ -1,4 +1,10 @@
 // The handle: one device, one stream, per-plugin contexts, the selection settings.
+//
+// Threads: a handle may be shared (tessera.h, "Threads"). Every call that reads or changes its
+// state, or runs a kernel on its plugin contexts (which are not thread-safe: a oneDNN stream, a
+// primitive cache, a CUDA stream), holds `mutex` for its whole duration, so calls on one handle
+// run one at a time; lock order is the handle's mutex, then the registry's lock. math_mode is
+// atomic because problems are built before the lock is taken.
 #pragma once
 
 #include "registry.hpp"
@@ -6,6 +12,8 @@
 
 #include <tessera/tessera.h>
 
+#include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,7 +21,8 @@ struct tsrContext {
   tsrDeviceKind_t kind = TSR_DEVICE_CPU;
   int ordinal = 0;
   void* stream = nullptr;
-  tsrMathMode_t math_mode = TSR_MATH_DEFAULT;
+  std::atomic<tsrMathMode_t> math_mode{TSR_MATH_DEFAULT};
+  std::mutex mutex;  // held by every call that uses the state below
   std::vector<size_t> preferred_plugins;  // plugin indices, in the order asked for
 
   // The device plugin's interface and its index (-1: the registry's host interface).
@@ -49,6 +58,11 @@ namespace tessera::api {
 void ensure_plugin_contexts(tsrContext& handle, const registry::registry& reg);
 
 tsrStatus_t check_handle(const char* function, tsrHandle_t handle);
+
+// Holds the handle for the rest of the calling scope (calls on one handle are serialized).
+[[nodiscard]] inline std::unique_lock<std::mutex> lock_handle(tsrContext& handle) {
+  return std::unique_lock<std::mutex>(handle.mutex);
+}
 
 // Makes the handle's workspace pool at least `bytes` large and returns it.
 tsrStatus_t acquire_pool_workspace(tsrContext& handle, const char* function, size_t bytes,

@@ -42,10 +42,12 @@ tsrStatus_t acquire_pool_workspace(tsrContext& h, const char* function, size_t b
   release_pool_workspace(h);
   void* p = nullptr;
   tsrpStatus_t s = h.device->allocate(h.device_context(), bytes, &p);
-  if (s != TSRP_STATUS_SUCCESS)
-    return fail(from_plugin_status(s), std::string(function) + ": allocating " +
-                                           std::to_string(bytes) +
-                                           " bytes for the handle's workspace pool failed");
+  if (s != TSRP_STATUS_SUCCESS) {
+    tsrStatus_t status = from_plugin_status(s);
+    return fail(status, std::string(function) + ": allocating " + std::to_string(bytes) +
+                            " bytes for the handle's workspace pool failed (" +
+                            tsrGetErrorString(status) + "); the handle stays usable");
+  }
   h.workspace_pool = p;
   h.workspace_pool_size = bytes;
   *workspace = p;
@@ -182,6 +184,8 @@ TSR_API tsrStatus_t tsrCreate(tsrDeviceKind_t kind, int ordinal, tsrHandle_t* ha
 TSR_API tsrStatus_t tsrDestroy(tsrHandle_t handle) {
   return guarded("tsrDestroy", [&] {
     if (!handle) return TSR_STATUS_SUCCESS;
+    // No lock: destroying a handle while another thread still uses it is the caller's error
+    // (tessera.h), and a lock destroyed with its owner would not help.
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
     release_pool_workspace(*handle);
@@ -195,6 +199,7 @@ TSR_API tsrStatus_t tsrSetStream(tsrHandle_t handle, void* stream) {
   const char* fn = "tsrSetStream";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (handle->kind == TSR_DEVICE_CPU && stream)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": stream must be NULL for a CPU handle");
@@ -223,6 +228,7 @@ TSR_API tsrStatus_t tsrGetStream(tsrHandle_t handle, void** stream) {
   const char* fn = "tsrGetStream";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (tsrStatus_t s = check_not_null(fn, "stream", stream)) return s;
     *stream = handle->stream;
     return TSR_STATUS_SUCCESS;
@@ -233,6 +239,7 @@ TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* back
   const char* fn = "tsrSetBackendPreference";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
     std::vector<size_t> order;
@@ -271,6 +278,7 @@ TSR_API tsrStatus_t tsrSetWorkspaceLimit(tsrHandle_t handle, size_t bytes) {
   const char* fn = "tsrSetWorkspaceLimit";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     handle->workspace_limit = bytes;
     handle->selections.clear();
     if (handle->workspace_pool_size > bytes) release_pool_workspace(*handle);
@@ -282,6 +290,7 @@ TSR_API tsrStatus_t tsrMalloc(tsrHandle_t handle, size_t bytes, void** pointer) 
   const char* fn = "tsrMalloc";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (tsrStatus_t s = check_not_null(fn, "pointer", pointer)) return s;
     void* p = nullptr;
     tsrpStatus_t s = handle->device->allocate(handle->device_context(), bytes, &p);
@@ -298,6 +307,7 @@ TSR_API tsrStatus_t tsrFree(tsrHandle_t handle, void* pointer) {
   const char* fn = "tsrFree";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (!pointer) return TSR_STATUS_SUCCESS;
     tsrpStatus_t s = handle->device->deallocate(handle->device_context(), pointer);
     if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "freeing device memory");
@@ -310,6 +320,7 @@ TSR_API tsrStatus_t tsrMemcpyHostToDevice(tsrHandle_t handle, void* dst, const v
   const char* fn = "tsrMemcpyHostToDevice";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (bytes == 0) return TSR_STATUS_SUCCESS;
     if (tsrStatus_t s = check_not_null(fn, "dst", dst)) return s;
     if (tsrStatus_t s = check_not_null(fn, "src", src)) return s;
@@ -325,6 +336,7 @@ TSR_API tsrStatus_t tsrMemcpyDeviceToHost(tsrHandle_t handle, void* dst, const v
   const char* fn = "tsrMemcpyDeviceToHost";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (bytes == 0) return TSR_STATUS_SUCCESS;
     if (tsrStatus_t s = check_not_null(fn, "dst", dst)) return s;
     if (tsrStatus_t s = check_not_null(fn, "src", src)) return s;
@@ -339,6 +351,7 @@ TSR_API tsrStatus_t tsrSynchronize(tsrHandle_t handle) {
   const char* fn = "tsrSynchronize";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     tsrpStatus_t s = handle->device->synchronize(handle->device_context());
     if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "synchronizing the stream");
     return TSR_STATUS_SUCCESS;
