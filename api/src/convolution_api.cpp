@@ -344,14 +344,20 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     req.workspace_available = use_pool ? handle->workspace_limit : workspace_size;
     std::vector<tessera::registry::kernel_verdict> ranked = tessera::registry::rank_candidates(reg, req);
 
+    // The scratch output is only needed when something will run: a problem every kernel
+    // declines (say, a y whose strides span terabytes) allocates nothing.
+    const bool any_runnable = std::any_of(ranked.begin(), ranked.end(),
+                                          [](const auto& v) { return v.can_run; });
     size_t y_bytes = 0;
     tensor_bytes(problem.y, &y_bytes);
     void* scratch = nullptr;
-    tsrpStatus_t as = handle->device->allocate(handle->device_context(), y_bytes, &scratch);
-    if (as != TSRP_STATUS_SUCCESS) {
-      tsrStatus_t status = from_plugin_status(as);
-      return fail(status, std::string(fn) + ": allocating the " + std::to_string(y_bytes) +
-                              "-byte scratch output failed (" + tsrGetErrorString(status) + ")");
+    if (any_runnable) {
+      tsrpStatus_t as = handle->device->allocate(handle->device_context(), y_bytes, &scratch);
+      if (as != TSRP_STATUS_SUCCESS) {
+        tsrStatus_t status = from_plugin_status(as);
+        return fail(status, std::string(fn) + ": allocating the " + std::to_string(y_bytes) +
+                                "-byte scratch output failed (" + tsrGetErrorString(status) + ")");
+      }
     }
     tsrpConvolutionForwardArgs args{};
     args.struct_size = sizeof(args);
@@ -381,7 +387,7 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
         ranked[i].reason = "failed while measured: " + last_error();
       }
     }
-    handle->device->deallocate(handle->device_context(), scratch);
+    if (scratch) handle->device->deallocate(handle->device_context(), scratch);
     clear_error();
     std::vector<size_t> order(ranked.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -515,6 +515,9 @@ void matmul(session& s) {
   tsrAlgo_t algo = s.algo();
   const void *ap = s.input(a), *bp = s.input(b), *biasp = bias ? s.input(bias) : nullptr;
   void* cp = s.output(c);
+  if (tessera::fuzz::verbose())
+    std::fprintf(stderr, "  matmul alpha %g beta %g algo %lld workspace %p/%zu bias %p\n", alpha, beta,
+                 static_cast<long long>(algo), ws.first, ws.second, static_cast<const void*>(biasp));
   s.check("tsrMatmul", tsrMatmul(g_handle, mm.raw, algo, alpha, a, ap, b, bp, bias, biasp, beta, c,
                                  cp, ws.first, ws.second));
 }
@@ -570,9 +573,16 @@ void print_stats() {
   const auto& st = tessera::fuzz::stats();
   std::fprintf(stderr, "tessera-fuzz: %ld calls, %ld succeeded, %ld failed while running\n",
                st.calls, st.succeeded, st.execution_failed);
+  for (const std::string& m : st.execution_failures) std::fprintf(stderr, "  failed while running: %s\n", m.c_str());
 }
 
 }  // namespace
+
+// A machine with 4 GiB per allocation: a larger request fails (NULL) instead of aborting, so that
+// the library's out-of-memory handling is what gets exercised. ASAN_OPTIONS adds to these.
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:max_allocation_size_mb=4096";
+}
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Refusals are expected by the thousand; the log would drown libFuzzer's output.

@@ -32,10 +32,17 @@ constexpr size_t k_max_buffer_bytes = 32 * 1024;
 // Per-process counts, printed at exit (LLVMFuzzerInitialize registers it).
 struct call_stats {
   long calls = 0, succeeded = 0, execution_failed = 0;
+  std::vector<std::string> execution_failures;  // the first few messages, for the summary
 };
 inline call_stats& stats() {
-  static call_stats s;
-  return s;
+  static call_stats* s = new call_stats();  // leaked: read by an atexit handler
+  return *s;
+}
+
+// TESSERA_FUZZ_VERBOSE=1: print every call and descriptor, to read what a crashing input does.
+inline bool verbose() {
+  static const bool on = std::getenv("TESSERA_FUZZ_VERBOSE") != nullptr;
+  return on;
 }
 
 [[noreturn]] inline void broken_promise(const std::string& what) {
@@ -195,6 +202,7 @@ class session {
   void check(const char* function, tsrStatus_t status) {
     ++stats().calls;
     std::string message = last_message();
+    if (verbose()) std::fprintf(stderr, "  %s -> %s %s\n", function, tsrGetErrorString(status), message.c_str());
     int category = TSR_STATUS_CATEGORY(status);
     if (std::string(tsrGetErrorString(status)).find("UNKNOWN") != std::string::npos ||
         (category != 0 && category != 2000 && category != 3000 && category != 4000 &&
@@ -218,6 +226,11 @@ class session {
     if (category == TSR_STATUS_EXECUTION_FAILED) {
       // A kernel failed while running: it may have written part of its output (tessera.h).
       ++stats().execution_failed;
+      if (stats().execution_failures.size() < 8) stats().execution_failures.push_back(message);
+      // TESSERA_FUZZ_STRICT=1: a kernel that accepted a problem and then failed is a finding too
+      // (to hunt those down; the library's contract allows it).
+      if (std::getenv("TESSERA_FUZZ_STRICT"))
+        broken_promise(std::string(function) + " failed while running: " + message);
       outputs_.clear();
       return;
     }
@@ -254,19 +267,36 @@ class session {
       fn = "tsrSetTensorNdDescriptor";
       std::vector<int64_t> strides(dims.size());
       int64_t packed = 1;
+      // Saturating: the fuzzer itself must not overflow on hostile dims.
+      auto times = [](int64_t a, int64_t b) {
+        int64_t r;
+        return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+      };
       for (int i = n - 1; i >= 0; --i) {
         switch (layout) {
-          case 4: strides[i] = packed; break;                          // packed
-          case 5: strides[i] = packed * (i == n - 1 ? 1 : 2); break;   // padded
-          case 6: strides[i] = in_range<int64_t>(0, 64); break;        // anything small
+          case 4: strides[i] = packed; break;                                 // packed
+          case 5: strides[i] = times(packed, i == n - 1 ? 1 : 2); break;      // padded
+          case 6: strides[i] = in_range<int64_t>(0, 64); break;               // anything small
           default: strides[i] = hostile_int64(); break;
         }
-        if (dims[i] > 0 && packed < (int64_t(1) << 40)) packed *= dims[i];
+        if (dims[i] > 0) packed = times(packed, dims[i]);
       }
       s = tsrSetTensorNdDescriptor(d, type, n, dims.empty() ? nullptr : dims.data(),
                                    strides.empty() ? nullptr : strides.data());
     }
     check_descriptor_set(fn, s, d, before, before_type, before_n, before_dims, before_strides);
+    if (verbose() && s == TSR_STATUS_SUCCESS) {
+      int64_t got_dims[TSR_MAX_DIMS], got_strides[TSR_MAX_DIMS];
+      tsrDataType_t got_type;
+      int got_n = 0;
+      tsrGetTensorNdDescriptor(d, TSR_MAX_DIMS, &got_type, &got_n, got_dims, got_strides);
+      std::fprintf(stderr, "  tensor %p dtype %d dims/strides", static_cast<void*>(d),
+                   static_cast<int>(got_type));
+      for (int i = 0; i < got_n; ++i)
+        std::fprintf(stderr, " %lld/%lld", static_cast<long long>(got_dims[i]),
+                     static_cast<long long>(got_strides[i]));
+      std::fprintf(stderr, "\n");
+    }
   }
 
   // Checks a call made while preparing another (a set, a size query): the outputs already
@@ -317,7 +347,7 @@ class session {
       // Small integers as floats mostly, raw fuzz bytes now and then (NaN, denormals, ...).
       if (in_range<int>(0, 3) == 0) {
         std::vector<uint8_t> raw = data_.ConsumeBytes<uint8_t>(m.size());
-        std::memcpy(m.data(), raw.data(), raw.size());
+        if (!raw.empty()) std::memcpy(m.data(), raw.data(), raw.size());
       } else {
         uint8_t seed = data_.ConsumeIntegral<uint8_t>();
         for (size_t i = 0; i + 4 <= m.size(); i += 4) {
