@@ -38,8 +38,11 @@ sanitized_ctest() {
   )
 }
 
+# TESSERA_CMAKE_ARGS: extra arguments for the main build's configure (e.g.
+# -DTESSERA_BUILD_CUDA_PLUGIN=OFF on a machine whose nvcc should be left alone).
 main_build() {
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  # shellcheck disable=SC2086
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${TESSERA_CMAKE_ARGS:-}
   cmake --build "$build" -j"$cores"
 }
 

@@ -25,7 +25,7 @@ using bytes = std::vector<uint8_t>;
 
 constexpr int k_own_handle_threads = 16;
 constexpr int k_shared_handle_threads = 4;
-constexpr int k_rounds = 3;      // each thread runs every step of every variant this often
+constexpr int k_rounds = 5;      // each thread runs every step of every variant this often
 constexpr int k_variants = 2;    // input data sets per step
 
 template <typename T>
