@@ -1,6 +1,7 @@
 #include "onednn_memory_desc.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -42,6 +43,11 @@ std::string check_tensor(const tsrpTensor& t, const char* name) {
     return std::string("tensor ") + name + " has unknown data type " + std::to_string(t.data_type);
   for (int i = 0; i < t.ndims; ++i) {
     if (t.dims[i] < 0) return std::string("tensor ") + name + " has a negative dim";
+    // oneDNN's kernels block and index dims with int: a larger one divided by zero in the
+    // brgemm matmul's blocking heuristic (the fuzzer's M = 2^40), so it is declined here.
+    if (t.dims[i] > std::numeric_limits<int32_t>::max())
+      return std::string("tensor ") + name + " has dim " + std::to_string(i) + " = " +
+             std::to_string(t.dims[i]) + ", above the 2^31 - 1 oneDNN's kernels index with int";
     // oneDNN addresses memory as base + sum(index * stride) with non-negative strides only.
     if (t.strides[i] < 0)
       return std::string("tensor ") + name + " has a negative stride (not supported by oneDNN)";

@@ -63,3 +63,17 @@ TEST_F(FuzzRegression, op_tensor_on_one_element_tensors_with_huge_strides) {
   EXPECT_EQ(cv, 8.0f);
   tsrDestroyOpTensorDescriptor(op);
 }
+
+// A matmul with M = 2^40 (only a workspace query: nothing is allocated): oneDNN's brgemm blocking
+// heuristic divided by zero (SIGFPE). Dims beyond int32 are declined with a reason.
+TEST_F(FuzzRegression, matmul_with_a_dim_beyond_int32_is_declined_not_a_crash) {
+  const int64_t m = int64_t(1) << 40;
+  tessera::matmul_desc mm;
+  tessera::tensor_desc a = strided({3, 1, m, 9}, {9 * m, 9 * m, 9, 1});
+  tessera::tensor_desc b = strided({3, 1, 9, 9}, {81, 81, 9, 1});
+  tessera::tensor_desc c = strided({3, 1, m, 9}, {9 * m, 9 * m, 9, 1});
+  size_t bytes = 0;
+  EXPECT_FAILS_WITH(tsrGetMatmulWorkspaceSize(h_, mm, a, b, nullptr, c, TSR_ALGO_AUTO, &bytes),
+                    TSR_STATUS_NOT_SUPPORTED_NO_KERNEL, "onednn/matmul",
+                    "dim 2 = 1099511627776, above the 2^31 - 1");
+}
