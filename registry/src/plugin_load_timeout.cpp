@@ -74,7 +74,10 @@ std::chrono::milliseconds plugin_load_timeout() {
                         std::to_string(k_default_timeout_ms));
     return std::chrono::milliseconds(k_default_timeout_ms);
   }
-  return std::chrono::milliseconds(ms);
+  // A day at most: beyond it, waiting is waiting forever, and the clock arithmetic of a larger
+  // value would overflow.
+  constexpr long long k_day_ms = 24LL * 3600 * 1000;
+  return std::chrono::milliseconds(ms < k_day_ms ? ms : k_day_ms);
 }
 
 load_outcome load_plugin_file_within(const std::string& path, const tsrpHostOffer& offer,

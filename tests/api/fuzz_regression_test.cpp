@@ -77,3 +77,21 @@ TEST_F(FuzzRegression, matmul_with_a_dim_beyond_int32_is_declined_not_a_crash) {
                     TSR_STATUS_NOT_SUPPORTED_NO_KERNEL, "onednn/matmul",
                     "dim 2 = 1099511627776, above the 2^31 - 1");
 }
+
+// A broadcast x (all strides 0) whose dims multiply past int64: deriving its per-activation
+// parameter tensor overflowed (UB) and gave a garbage descriptor. Now: SIZE_OVERFLOW, untouched.
+TEST_F(FuzzRegression, batch_norm_parameters_of_a_huge_broadcast_x_are_a_size_overflow) {
+  const int64_t big = int64_t(1) << 31;
+  tessera::tensor_desc x = strided({2, big, big, big}, {0, 0, 0, 0});
+  tessera::tensor_desc param(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 3, 1, 1});
+  EXPECT_FAILS_WITH(tsrDeriveBatchNormTensorDescriptor(x, TSR_BATCHNORM_PER_ACTIVATION, param),
+                    TSR_STATUS_BAD_PARAM_SIZE_OVERFLOW, "tsrDeriveBatchNormTensorDescriptor",
+                    "x_desc has dims", "overflows");
+  int n = 0;
+  int64_t dims[4], strides[4];
+  tsrDataType_t type;
+  ASSERT_OK(tsrGetTensorNdDescriptor(param, 4, &type, &n, dims, strides));
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + n), (std::vector<int64_t>{1, 3, 1, 1}));
+  // The spatial mode's parameters (1 x 2^31 x 1 x 1) are fine.
+  EXPECT_OK(tsrDeriveBatchNormTensorDescriptor(x, TSR_BATCHNORM_SPATIAL, param));
+}
