@@ -95,3 +95,16 @@ TEST_F(FuzzRegression, batch_norm_parameters_of_a_huge_broadcast_x_are_a_size_ov
   // The spatial mode's parameters (1 x 2^31 x 1 x 1) are fine.
   EXPECT_OK(tsrDeriveBatchNormTensorDescriptor(x, TSR_BATCHNORM_SPATIAL, param));
 }
+
+// Pooling a broadcast x whose spatial dim is 2^63 - 1: dim + padding overflowed (UB) while
+// inferring the output. Now: SIZE_OVERFLOW naming the dim.
+TEST_F(FuzzRegression, pooling_output_of_a_dim_near_2_63_with_padding_is_a_size_overflow) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  tessera::pooling_desc pool(TSR_POOLING_MAX, {2, 2}, {1, 1}, {1, 1}, {1, 1});
+  tessera::tensor_desc x = strided({1, 1, max, 4}, {0, 0, 0, 1});
+  int64_t out[4] = {0, 0, 0, 0};
+  EXPECT_FAILS_WITH(tsrGetPoolingNdForwardOutputDim(pool, x, 4, out),
+                    TSR_STATUS_BAD_PARAM_SIZE_OVERFLOW, "tsrGetPoolingNdForwardOutputDim",
+                    "spatial dim 0 of x_desc is 9223372036854775807");
+  EXPECT_EQ(out[2], 0);
+}
