@@ -445,8 +445,10 @@ void tensor_ops(session& s) {
       tsrTensorDescriptor_t b = s.tensor(&dims);
       const void *ap = s.input(a), *bp = s.input(b);
       void* cp = s.output(c);
-      s.check("tsrOpTensor", tsrOpTensor(g_handle, op.raw, alpha, a, ap, s.scalar(), b, bp, beta,
-                                         c, cp));
+      float alpha2 = s.scalar();
+      if (tessera::fuzz::verbose())
+        std::fprintf(stderr, "  op_tensor alpha1 %g alpha2 %g beta %g\n", alpha, alpha2, beta);
+      s.check("tsrOpTensor", tsrOpTensor(g_handle, op.raw, alpha, a, ap, alpha2, b, bp, beta, c, cp));
       return;
     }
     default: {

@@ -41,7 +41,8 @@ inline call_stats& stats() {
 
 // TESSERA_FUZZ_VERBOSE=1: print every call and descriptor, to read what a crashing input does.
 inline bool verbose() {
-  static const bool on = std::getenv("TESSERA_FUZZ_VERBOSE") != nullptr;
+  static const char* value = std::getenv("TESSERA_FUZZ_VERBOSE");
+  static const bool on = value && *value && *value != '0';
   return on;
 }
 
@@ -229,7 +230,8 @@ class session {
       if (stats().execution_failures.size() < 8) stats().execution_failures.push_back(message);
       // TESSERA_FUZZ_STRICT=1: a kernel that accepted a problem and then failed is a finding too
       // (to hunt those down; the library's contract allows it).
-      if (std::getenv("TESSERA_FUZZ_STRICT"))
+      const char* strict = std::getenv("TESSERA_FUZZ_STRICT");
+      if (strict && *strict && *strict != '0')
         broken_promise(std::string(function) + " failed while running: " + message);
       outputs_.clear();
       return;
