@@ -437,20 +437,20 @@ const tsrpKernel g_training = {
     "oneDNN batch_normalization forward_training (fused relu via fuse_norm_relu). Statistics in "
     "f32; f16 data, alpha/beta blends and mixed layouts are staged in f32 in the workspace. "
     "Per-activation mode runs as a 2-D N x (C*H*W) batch normalization.",
-    nullptr, can_implement<bn_op::training>, workspace_size<bn_op::training>, run<bn_op::training>};
+    nullptr, can_implement<bn_op::training>, workspace_size<bn_op::training>, run<bn_op::training>, nullptr /* estimate_us */};
 
 const tsrpKernel g_inference = {
     sizeof(tsrpKernel), "bnorm_fwd_inference", TSRP_OP_BATCH_NORM_FORWARD_INFERENCE, TSRP_KERNEL_DETERMINISTIC,
     "oneDNN batch_normalization forward_inference with use_global_stats (no reduction). f16, "
     "alpha/beta blends and mixed layouts are staged in f32 in the workspace.",
-    nullptr, can_implement<bn_op::inference>, workspace_size<bn_op::inference>, run<bn_op::inference>};
+    nullptr, can_implement<bn_op::inference>, workspace_size<bn_op::inference>, run<bn_op::inference>, nullptr /* estimate_us */};
 
 const tsrpKernel g_backward = {
     sizeof(tsrpKernel), "bnorm_bwd", TSRP_OP_BATCH_NORM_BACKWARD, 0u,
     "oneDNN batch_normalization backward (use_scale|use_shift) from the saved mean and inverse "
     "std (the variance is recovered as 1/inv^2 - eps in double). A fused relu masks dy with the "
     "forward output y > 0 first, in f32. dscale/dbias blended with alpha_param/beta_param in f32.",
-    nullptr, can_implement<bn_op::backward>, workspace_size<bn_op::backward>, run<bn_op::backward>};
+    nullptr, can_implement<bn_op::backward>, workspace_size<bn_op::backward>, run<bn_op::backward>, nullptr /* estimate_us */};
 
 }  // namespace
 

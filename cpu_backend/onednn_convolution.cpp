@@ -422,7 +422,7 @@ const tsrpKernel g_kernel = {
     nullptr,
     can_implement,
     workspace_size,
-    run};
+    run, nullptr /* estimate_us */};
 
 }  // namespace
 

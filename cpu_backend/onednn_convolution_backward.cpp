@@ -557,19 +557,19 @@ const tsrpKernel g_data_kernel = {
     sizeof(tsrpKernel), "conv_bwd_data", TSRP_OP_CONVOLUTION_BACKWARD_DATA,
     TSRP_KERNEL_DETERMINISTIC,  // no atomics in oneDNN's CPU backward data
     backward_notes, nullptr, can_implement<direction::data>,
-    workspace_size<direction::data>, run<direction::data>};
+    workspace_size<direction::data>, run<direction::data>, nullptr /* estimate_us */};
 
 const tsrpKernel g_filter_kernel = {
     sizeof(tsrpKernel), "conv_bwd_filter", TSRP_OP_CONVOLUTION_BACKWARD_FILTER,
     TSRP_KERNEL_DETERMINISTIC,  // reductions over the batch in a fixed order per thread count
     backward_notes, nullptr, can_implement<direction::filter>,
-    workspace_size<direction::filter>, run<direction::filter>};
+    workspace_size<direction::filter>, run<direction::filter>, nullptr /* estimate_us */};
 
 const tsrpKernel g_bias_kernel = {
     sizeof(tsrpKernel), bias_name, TSRP_OP_CONVOLUTION_BACKWARD_BIAS, TSRP_KERNEL_DETERMINISTIC,
     "oneDNN sum reduction of dy over N and space, in f32; alpha/beta applied by a reorder from f32 "
     "(one rounding), or db written in place when alpha is 1 and beta 0.",
-    nullptr, bias_can_implement, bias_workspace_size, bias_run};
+    nullptr, bias_can_implement, bias_workspace_size, bias_run, nullptr /* estimate_us */};
 
 }  // namespace
 

@@ -342,13 +342,13 @@ const tsrpKernel g_forward = {
     "oneDNN layer_normalization forward_training over the trailing dims viewed as one row-major "
     "run; statistics in f32; f16 (and tensors not row-major) staged in f32/row-major in the "
     "workspace.",
-    nullptr, can_implement<false>, workspace_size<false>, run<false>};
+    nullptr, can_implement<false>, workspace_size<false>, run<false>, nullptr /* estimate_us */};
 
 const tsrpKernel g_backward = {
     sizeof(tsrpKernel), "lnorm_bwd", TSRP_OP_LAYER_NORM_BACKWARD, 0u,
     "oneDNN layer_normalization backward from the saved mean and inv_std (variance recovered as "
     "1/inv^2 - eps in double); dscale/dbias summed by oneDNN in f32.",
-    nullptr, can_implement<true>, workspace_size<true>, run<true>};
+    nullptr, can_implement<true>, workspace_size<true>, run<true>, nullptr /* estimate_us */};
 
 }  // namespace
 

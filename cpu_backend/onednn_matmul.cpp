@@ -478,7 +478,7 @@ const tsrpKernel g_kernel = {
     nullptr,
     can_implement,
     workspace_size,
-    run};
+    run, nullptr /* estimate_us */};
 
 }  // namespace
 

@@ -262,13 +262,13 @@ const tsrpKernel g_forward = {
     sizeof(tsrpKernel), "rms_norm_fwd", TSRP_OP_RMS_NORM_FORWARD, TSRP_KERNEL_DETERMINISTIC,
     "Plain C++ loops (oneDNN 3.2 has no RMS norm), one thread: sums of squares in double, "
     "output in f32 rounded once to the data type; data staged row-major f32 by oneDNN reorders.",
-    nullptr, can_implement<false>, workspace_size<false>, run<false>};
+    nullptr, can_implement<false>, workspace_size<false>, run<false>, nullptr /* estimate_us */};
 
 const tsrpKernel g_backward = {
     sizeof(tsrpKernel), "rms_norm_bwd", TSRP_OP_RMS_NORM_BACKWARD, TSRP_KERNEL_DETERMINISTIC,
     "Plain C++ loops, one thread: row sums and dscale accumulated in double; inv_rms from the "
     "forward or recomputed from x.",
-    nullptr, can_implement<true>, workspace_size<true>, run<true>};
+    nullptr, can_implement<true>, workspace_size<true>, run<true>, nullptr /* estimate_us */};
 
 }  // namespace
 

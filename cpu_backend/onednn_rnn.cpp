@@ -846,7 +846,7 @@ tsrpStatus_t run(void*, void* handle, const void* problem, const void* args, voi
 template <rnn_op Op>
 tsrpKernel make_kernel(int32_t operation) {
   return tsrpKernel{sizeof(tsrpKernel), op_kernel_name(Op), operation, TSRP_KERNEL_DETERMINISTIC,
-                    TSR_RNN_NOTES, nullptr, can_implement<Op>, workspace_size<Op>, run<Op>};
+                    TSR_RNN_NOTES, nullptr, can_implement<Op>, workspace_size<Op>, run<Op>, nullptr /* estimate_us */};
 }
 
 const tsrpKernel g_forward_inference =

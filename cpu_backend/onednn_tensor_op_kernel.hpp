@@ -74,7 +74,7 @@ class tensor_op_kernel {
 
   static constexpr tsrpKernel make(int32_t operation, uint32_t flags, const char* notes) {
     return tsrpKernel{sizeof(tsrpKernel), Traits::name, operation, flags, notes, nullptr,
-                      can_implement, workspace_size, run};
+                      can_implement, workspace_size, run, nullptr /* estimate_us */};
   }
 
  private:

@@ -39,14 +39,28 @@ struct strided_layout {
 
 // ---- packed path: every operand dense with identical strides, so memory order is element order
 // and the tensors can be walked as flat arrays.
+constexpr int packed_unroll = 4;  // 16-byte vectors per thread in flight
+
+template <typename T, int Mode, bool Backward>
+__device__ __forceinline__ float eltwise_value(float x, float dy, float alpha, float coef) {
+  if constexpr (Backward) {
+    return alpha * (activation_derivative<Mode>(x, coef) * dy);
+  } else {
+    (void)dy;
+    return alpha * activation_forward<Mode>(x, coef);
+  }
+}
+
+// Each block takes a contiguous share of the vectors (one chunk of packed_unroll * blockDim.x
+// unless the grid limit made the shares larger): a thread loads its packed_unroll vectors (one
+// block-wide 4 KiB access each) before computing any. Many short blocks keep every SM loading
+// until the end of the tensor.
 template <typename T, int Mode, bool Backward>
 __global__ void __launch_bounds__(threads_per_block)
     eltwise_packed(const T* x, const T* dy, T* out, int64_t count, float alpha, float beta, float coef,
                    bool vectorized) {
   // 16-byte accesses: 4 floats or 8 halves per ld.global.v4 / st.global.v4.
   constexpr int per_vector = 16 / sizeof(T);
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const bool read_out = beta != 0.0f;
 
   int64_t scalar_begin = 0;
@@ -55,42 +69,50 @@ __global__ void __launch_bounds__(threads_per_block)
     const uint4* x_vectors = reinterpret_cast<const uint4*>(x);
     const uint4* dy_vectors = reinterpret_cast<const uint4*>(dy);
     uint4* out_vectors = reinterpret_cast<uint4*>(out);
-    for (int64_t v = first; v < vectors; v += step) {
-      T xs[per_vector], dys[per_vector], outs[per_vector];
-      uint4 raw = x_vectors[v];
-      memcpy(xs, &raw, sizeof(raw));
-      if constexpr (Backward) {
-        raw = dy_vectors[v];
-        memcpy(dys, &raw, sizeof(raw));
-      }
-      if (read_out) {
-        raw = out_vectors[v];
-        memcpy(outs, &raw, sizeof(raw));
+    const int64_t rows = (vectors + blockDim.x - 1) / blockDim.x;  // of blockDim.x vectors
+    const int64_t share = (rows + gridDim.x - 1) / gridDim.x * blockDim.x;
+    const int64_t begin = static_cast<int64_t>(blockIdx.x) * share;
+    const int64_t end = min(vectors, begin + share);
+    const int64_t chunk = static_cast<int64_t>(blockDim.x) * packed_unroll;
+    for (int64_t first = begin + threadIdx.x; first < end; first += chunk) {
+      uint4 xr[packed_unroll], dyr[packed_unroll], outr[packed_unroll];
+#pragma unroll
+      for (int u = 0; u < packed_unroll; ++u) {
+        const int64_t v = first + static_cast<int64_t>(u) * blockDim.x;
+        if (v < end) {
+          xr[u] = x_vectors[v];
+          if constexpr (Backward) dyr[u] = dy_vectors[v];
+          if (read_out) outr[u] = out_vectors[v];
+        }
       }
 #pragma unroll
-      for (int j = 0; j < per_vector; ++j) {
-        float r;
-        if constexpr (Backward) {
-          r = alpha * (activation_derivative<Mode>(to_float(xs[j]), coef) * to_float(dys[j]));
-        } else {
-          r = alpha * activation_forward<Mode>(to_float(xs[j]), coef);
+      for (int u = 0; u < packed_unroll; ++u) {
+        const int64_t v = first + static_cast<int64_t>(u) * blockDim.x;
+        if (v < end) {
+          T xs[per_vector], dys[per_vector], outs[per_vector];
+          memcpy(xs, &xr[u], sizeof(uint4));
+          if constexpr (Backward) memcpy(dys, &dyr[u], sizeof(uint4));
+          if (read_out) memcpy(outs, &outr[u], sizeof(uint4));
+#pragma unroll
+          for (int j = 0; j < per_vector; ++j) {
+            float r = eltwise_value<T, Mode, Backward>(to_float(xs[j]), Backward ? to_float(dys[j]) : 0.0f, alpha,
+                                                       coef);
+            if (read_out) r += beta * to_float(outs[j]);
+            outs[j] = from_float<T>(r);
+          }
+          uint4 raw;
+          memcpy(&raw, outs, sizeof(raw));
+          out_vectors[v] = raw;
         }
-        if (read_out) r += beta * to_float(outs[j]);
-        outs[j] = from_float<T>(r);
       }
-      memcpy(&raw, outs, sizeof(raw));
-      out_vectors[v] = raw;
     }
     scalar_begin = vectors * per_vector;
   }
   // The tail after the last whole vector, or everything when a pointer is not 16-byte aligned.
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = scalar_begin + first; i < count; i += step) {
-    float r;
-    if constexpr (Backward) {
-      r = alpha * (activation_derivative<Mode>(to_float(x[i]), coef) * to_float(dy[i]));
-    } else {
-      r = alpha * activation_forward<Mode>(to_float(x[i]), coef);
-    }
+    float r = eltwise_value<T, Mode, Backward>(to_float(x[i]), Backward ? to_float(dy[i]) : 0.0f, alpha, coef);
     if (read_out) r += beta * to_float(out[i]);
     out[i] = from_float<T>(r);
   }
@@ -319,8 +341,10 @@ void run_eltwise(const eltwise_kind& kind, void* context, const void* problem, c
     if (packed_identical(tensors)) {
       constexpr int per_vector = 16 / sizeof(T);
       const bool vectorized = aligned_16(x) && aligned_16(dy) && aligned_16(out) && count >= per_vector;
-      const int64_t work = vectorized ? count / per_vector : count;
-      const unsigned int blocks = ctx.grid_stride_blocks(work, threads_per_block);
+      // Vectors: a chunk (packed_unroll vectors per thread) per block; elements: grid-stride.
+      const unsigned int blocks =
+          vectorized ? cuda_context::share_blocks(count / per_vector, int64_t{threads_per_block} * packed_unroll)
+                     : ctx.grid_stride_blocks(count, threads_per_block);
       if (kind.backward) {
         launch_packed<T, true>(p.mode, blocks, stream, x_typed, dy_typed, out_typed, count, alpha, beta, coef, vectorized);
       } else {
@@ -379,14 +403,14 @@ constexpr const char* eltwise_notes =
 const tsrpKernel& eltwise_fwd_kernel() noexcept {
   static const tsrpKernel kernel = {sizeof(tsrpKernel), forward_kind.kernel_name, TSRP_OP_ACTIVATION_FORWARD,
                                     TSRP_KERNEL_DETERMINISTIC, eltwise_notes, nullptr, can_implement_fwd,
-                                    nullptr, run_fwd};
+                                    nullptr, run_fwd, nullptr /* estimate_us */};
   return kernel;
 }
 
 const tsrpKernel& eltwise_bwd_kernel() noexcept {
   static const tsrpKernel kernel = {sizeof(tsrpKernel), backward_kind.kernel_name, TSRP_OP_ACTIVATION_BACKWARD,
                                     TSRP_KERNEL_DETERMINISTIC, eltwise_notes, nullptr, can_implement_bwd,
-                                    nullptr, run_bwd};
+                                    nullptr, run_bwd, nullptr /* estimate_us */};
   return kernel;
 }
 

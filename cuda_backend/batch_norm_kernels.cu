@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace tessera::cuda {
 namespace {
@@ -38,7 +39,7 @@ namespace {
 constexpr int bn_threads = 256;
 constexpr int bn_reduce_unroll = 4;  // loads in flight per thread in the reductions
 constexpr int bn_sums_unroll = 2;    // per tensor in the backward reductions (2 or 3 tensors)
-constexpr int bn_apply_unroll = 2;   // and in the forward elementwise pass
+constexpr int bn_apply_unroll = 4;   // and in the forward elementwise pass
 constexpr int bn_dx_unroll = 1;      // dx reads up to four tensors: enough loads in flight already
 constexpr int64_t bn_max_parts = 1024;
 constexpr int64_t bn_max_partial_entries = int64_t{1} << 21;  // per partial array (8 MiB)
@@ -302,19 +303,23 @@ __global__ void __launch_bounds__(bn_threads)
   }
 }
 
-// Grid (column tiles, row blocks), rows grid-strided.
-template <typename T, int V>
-__global__ void __launch_bounds__(bn_threads)
+// Grid (column tiles, row blocks); block row b takes rows [b * part_len, (b + 1) * part_len),
+// bn_apply_unroll rows of threads in flight. ReadOld is beta != 0: without it, the coefficients
+// of 16 bytes of columns and four 16-byte words in flight fit the 85 registers of three blocks
+// per SM.
+template <typename T, int V, bool ReadOld>
+__global__ void __launch_bounds__(bn_threads, ReadOld ? 2 : 3)
     bn_columns_forward(const T* x, T* y, column_geometry g, forward_source src) {
   const int64_t group = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (group >= g.groups) return;
   forward_coefficients c[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) c[j] = load_forward(src, g.map(group * V + j));
-  const bool read_old = src.beta != 0.0f;
+  constexpr bool read_old = ReadOld;
   const int64_t column = group * V;
-  walk_rows<bn_apply_unroll>(static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y, g.rows,
-                             static_cast<int64_t>(gridDim.y) * blockDim.y,
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * g.part_len;
+  const int64_t end = min(g.rows, begin + g.part_len);
+  walk_rows<bn_apply_unroll>(begin + threadIdx.y, end, blockDim.y,
                              [&](const int64_t (&rows)[bn_apply_unroll], int count) {
                                norm_word<T, V> xw[bn_apply_unroll], ow[bn_apply_unroll];
 #pragma unroll
@@ -351,8 +356,9 @@ __global__ void __launch_bounds__(bn_threads)
   for (int j = 0; j < V; ++j) c[j] = load_backward(src, g.map(group * V + j));
   const bool read_old = src.beta != 0.0f;
   const int64_t column = group * V;
-  walk_rows<bn_dx_unroll>(static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y, g.rows,
-                             static_cast<int64_t>(gridDim.y) * blockDim.y,
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * g.part_len;
+  const int64_t end = min(g.rows, begin + g.part_len);
+  walk_rows<bn_dx_unroll>(begin + threadIdx.y, end, blockDim.y,
                              [&](const int64_t (&rows)[bn_dx_unroll], int count) {
                                norm_word<T, V> xw[bn_dx_unroll], dw[bn_dx_unroll], yw[bn_dx_unroll],
                                    ow[bn_dx_unroll];
@@ -1116,15 +1122,29 @@ void run_columns(const bn_call& c, bn_op op) {
         fold_backward(c, parts, g.cols, g.map);
       }
     }
-    const int64_t row_blocks = std::max<int64_t>(
-        1, std::min({norm_ceil_div(g.rows, launch.block.y), norm_ceil_div(2 * c.target_blocks, launch.tiles), int64_t{65535}}));
-    const dim3 grid(tiles, static_cast<unsigned int>(row_blocks));
+    // The elementwise pass: each block row takes a contiguous share of g.part_len rows, four
+    // rows of threads (bn_apply_unroll) unless there are more than 65535 shares: many short
+    // blocks, which keep every SM busy to the end (a grid of a few waves of long grid-stride
+    // blocks leaves its last partial wave running alone).
+    const int64_t thread_rows = norm_ceil_div(g.rows, launch.block.y);
+    const int64_t row_blocks = std::min<int64_t>(norm_ceil_div(thread_rows, bn_apply_unroll), 65535);
+    g.part_len = norm_ceil_div(thread_rows, row_blocks) * launch.block.y;
+    const dim3 grid(tiles, static_cast<unsigned int>(norm_ceil_div(g.rows, g.part_len)));
     if (op == bn_op::backward) {
       bn_columns_backward_dx<T, V><<<grid, launch.block, 0, stream>>>(
           x, static_cast<const T*>(c.a.dy), static_cast<const T*>(c.a.y_in), static_cast<T*>(c.a.dx), g,
           backward_source_of(c));
     } else {
-      bn_columns_forward<T, V><<<grid, launch.block, 0, stream>>>(x, static_cast<T*>(c.a.y), g, forward_source_of(c, op));
+      const forward_source src = forward_source_of(c, op);
+      const auto launch_forward = [&](auto read_old) {
+        bn_columns_forward<T, V, decltype(read_old)::value><<<grid, launch.block, 0, stream>>>(
+            x, static_cast<T*>(c.a.y), g, src);
+      };
+      if (src.beta != 0.0f) {
+        launch_forward(std::true_type{});
+      } else {
+        launch_forward(std::false_type{});
+      }
     }
   });
 }

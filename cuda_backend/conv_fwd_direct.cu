@@ -277,7 +277,7 @@ constexpr const char* conv_notes =
 const tsrpKernel& conv_fwd_direct_kernel() noexcept {
   static const tsrpKernel kernel = {sizeof(tsrpKernel), kernel_name, TSRP_OP_CONVOLUTION_FORWARD,
                                     TSRP_KERNEL_DETERMINISTIC, conv_notes, nullptr, can_implement,
-                                    nullptr, run};
+                                    nullptr, run, nullptr /* estimate_us */};
   return kernel;
 }
 

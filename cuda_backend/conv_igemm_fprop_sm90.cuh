@@ -29,6 +29,7 @@ namespace tessera::cuda::igemm {
 template <int32_t DataType, int TileM, int TileN, int TileK, int ClusterM>
 struct fprop_sm90 {
   static constexpr int32_t data_type = DataType;
+  static constexpr int tile_m = TileM, tile_n = TileN, tile_k = TileK;
   using element = typename cutlass_element<DataType>::type;
   static constexpr int alignment = 128 / cutlass::sizeof_bits<element>::value;  // 16-byte rows
 

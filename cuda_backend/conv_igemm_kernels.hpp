@@ -8,6 +8,8 @@
 namespace tessera::cuda {
 
 void add_conv_igemm_dgrad_kernels(kernel_list& out);  // conv_implicit_gemm_dgrad.cu
+// conv_implicit_gemm_space_to_depth.cu: the small-C stem kernels, after the as-given ones.
+void add_conv_igemm_space_to_depth_kernels(kernel_list& forward, kernel_list& fused);
 void add_conv_igemm_wgrad_kernels(kernel_list& out);  // conv_implicit_gemm_wgrad.cu
 
 }  // namespace tessera::cuda

@@ -45,6 +45,11 @@ unsigned int cuda_context::grid_stride_blocks(int64_t work_items, int threads_pe
   return static_cast<unsigned int>(std::max<int64_t>(1, std::min(cap, needed)));
 }
 
+unsigned int cuda_context::share_blocks(int64_t items, int64_t per_block) noexcept {
+  const int64_t blocks = (items + std::max<int64_t>(per_block, 1) - 1) / std::max<int64_t>(per_block, 1);
+  return static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(blocks, 0x7fffffff)));
+}
+
 cuda_context& context_from_handle(void* context) {
   if (context == nullptr) throw status_error(TSRP_STATUS_BAD_PARAM, "CUDA context is null");
   return *static_cast<cuda_context*>(context);

@@ -32,6 +32,12 @@ class cuda_context {
   // every SM several times over, never more than the work needs (and never zero).
   unsigned int grid_stride_blocks(int64_t work_items, int threads_per_block) const noexcept;
 
+  // Blocks for a kernel whose blocks each take a contiguous share of `per_block` items (the last
+  // one fewer): many short blocks, which the hardware keeps balancing across the SMs to the end,
+  // where a few waves of long grid-stride blocks leave the last partial wave running alone.
+  // Capped at the grid limit (the kernels then take larger shares). Never zero.
+  static unsigned int share_blocks(int64_t items, int64_t per_block) noexcept;
+
  private:
   cuda_context(int32_t device_ordinal, int sm_count, int cc_major, int cc_minor) noexcept
       : device_ordinal_(device_ordinal), sm_count_(sm_count), cc_major_(cc_major), cc_minor_(cc_minor) {}

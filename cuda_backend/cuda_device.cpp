@@ -162,6 +162,33 @@ tsrpStatus_t event_elapsed_ms(void* context, void* start, void* end, float* mill
   });
 }
 
+// "gpu:NVIDIA H200;cc=9.0;sms=132;driver=13000;runtime=13000": what the tuning database keys
+// device-specific winners by (registry/src/tuning_db.hpp describes the canonical form; names are
+// kept free of ';' and '=' here too).
+tsrpStatus_t fingerprint(int32_t device_ordinal, char* text, size_t text_size) {
+  return call_with_log("fingerprint", [&] {
+    require(text != nullptr && text_size > 0, "text buffer is null or empty");
+    const int count = visible_device_count();
+    if (device_ordinal < 0 || device_ordinal >= count) {
+      throw status_error(TSRP_STATUS_BAD_PARAM, "CUDA device ordinal " + std::to_string(device_ordinal) +
+                                                    " out of range: " + std::to_string(count) +
+                                                    " devices present");
+    }
+    cudaDeviceProp p{};
+    check_cuda(cudaGetDeviceProperties(&p, device_ordinal), "cudaGetDeviceProperties");
+    int driver = 0, runtime = 0;
+    check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+    check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+    std::string name(p.name, strnlen(p.name, sizeof(p.name)));
+    for (char& c : name)
+      if (c == ';' || c == '=' || static_cast<unsigned char>(c) < 0x20) c = '_';
+    const std::string out = "gpu:" + name + ";cc=" + std::to_string(p.major) + "." + std::to_string(p.minor) +
+                            ";sms=" + std::to_string(p.multiProcessorCount) + ";driver=" + std::to_string(driver) +
+                            ";runtime=" + std::to_string(runtime);
+    write_text(text, text_size, out);
+  });
+}
+
 void event_destroy(void* context, void* event) {
   (void)call_with_log("event_destroy", [&] {
     if (event == nullptr) return;
@@ -178,6 +205,7 @@ const tsrpDeviceInterface& device_interface() noexcept {
       sizeof(tsrpDeviceInterface), device_count,         device_name,         allocate,
       deallocate,                  copy_host_to_device,  copy_device_to_host, synchronize,
       event_create,                event_record,         event_elapsed_ms,    event_destroy,
+      fingerprint,
   };
   return table;
 }

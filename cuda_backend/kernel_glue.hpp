@@ -13,6 +13,7 @@
 //   static constexpr const char* notes = "...";            // numerical notes for users
 //   static std::string support(const problem_type& p);     // empty = can run; else why not
 //   static size_t workspace(const problem_type& p);        // optional: scratch bytes
+//   static double estimate_us(const problem_type& p);      // optional: cost estimate
 //   static void run(cuda_context& ctx, const problem_type& p, const args_type& a,
 //                   void* workspace, size_t workspace_size);  // enqueue on ctx.stream()
 // `run` is called only after `support` returned empty for the same problem, with the context's
@@ -45,6 +46,12 @@ template <typename T, typename = void>
 struct has_workspace : std::false_type {};
 template <typename T>
 struct has_workspace<T, std::void_t<decltype(T::workspace(std::declval<const typename T::problem_type&>()))>>
+    : std::true_type {};
+
+template <typename T, typename = void>
+struct has_estimate : std::false_type {};
+template <typename T>
+struct has_estimate<T, std::void_t<decltype(T::estimate_us(std::declval<const typename T::problem_type&>()))>>
     : std::true_type {};
 
 // The struct behind `pointer`, after the checks every ABI struct needs; throws BAD_PARAM.
@@ -105,6 +112,16 @@ tsrpStatus_t workspace_size(void*, const void* problem, size_t* bytes) noexcept 
   }
 }
 
+// Asked only after can_implement said yes; a failure is "no estimate".
+template <typename Traits>
+double estimate_us(void*, const void* problem) noexcept {
+  try {
+    return Traits::estimate_us(supported_problem<Traits>(problem));
+  } catch (...) {
+    return -1.0;
+  }
+}
+
 template <typename Traits>
 tsrpStatus_t run(void*, void* context, const void* problem, const void* args, void* workspace,
                  size_t workspace_bytes, char* message, size_t message_size) noexcept {
@@ -151,6 +168,7 @@ tsrpKernel make_kernel() noexcept {
   k.can_implement = glue_detail::can_implement<Traits>;
   if constexpr (glue_detail::has_workspace<Traits>::value) k.workspace_size = glue_detail::workspace_size<Traits>;
   k.run = glue_detail::run<Traits>;
+  if constexpr (glue_detail::has_estimate<Traits>::value) k.estimate_us = glue_detail::estimate_us<Traits>;
   return k;
 }
 

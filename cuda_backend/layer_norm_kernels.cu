@@ -4,9 +4,11 @@
 //               may have any strides) and the row has at most 8192 elements: a group of
 //               threads per row (a power of two up to 32 lanes, or up to 512 threads) holds the
 //               whole row in registers, 16 elements per thread, read once with 16-byte vectors
-//               where the row length and alignment allow. Statistics are exact two-pass over the
-//               registers. The backward accumulates dscale/dbias per thread across its rows and
-//               writes one partial per block; a second kernel folds them in a fixed order.
+//               where the row length and alignment allow; the forward of rows of 32 to 1024
+//               elements in 16-byte vectors takes a warp per row instead, streaming rows with the
+//               next row's loads in flight. Statistics are exact two-pass over the registers.
+//               The backward accumulates dscale/dbias per thread across its rows and writes one
+//               partial per block; a second kernel folds them in a fixed order.
 //   *_strided   anything else (channels-last data, mixed layouts, longer rows): a block per row,
 //               per-element index arithmetic, the row re-read from cache for each pass, and a
 //               column kernel with fixed partitions for dscale/dbias.
@@ -38,6 +40,9 @@ constexpr int row_elements_per_thread = 16;  // registers per thread for a row (
 constexpr int row_max_threads = 512;         // backward needs ~100 registers: 512 x 128 fit an SM
 constexpr int64_t row_capacity = int64_t{row_max_threads} * row_elements_per_thread;
 constexpr int row_block_threads = 256;  // threads per block when several rows share one
+constexpr int warp_row_elements = 32;   // forward, one warp per row: elements per lane
+constexpr int warp_row_threads = 256;   // 8 warps, each streaming about warp_rows rows
+constexpr int warp_rows = 4;
 constexpr int strided_threads = 256;
 constexpr int64_t max_partial_blocks = 320;  // >= 2 blocks per SM of any current GPU
 constexpr int64_t max_partial_entries = int64_t{1} << 21;
@@ -60,10 +65,7 @@ struct rows_params {
 // every thread of the row receives the same value. Rows of at most 32 threads are reduced inside
 // their warp segment; longer ones go through shared memory (`red`, one slot per warp).
 __device__ __forceinline__ float row_sum(float v, int tpr, float* red) {
-  if (tpr <= 32) {
-    for (int offset = tpr / 2; offset > 0; offset >>= 1) v += __shfl_down_sync(norm_full_warp, v, offset, tpr);
-    return __shfl_sync(norm_full_warp, v, 0, tpr);
-  }
+  if (tpr <= 32) return group_sum_all(v, tpr);
   v = warp_sum_down(v);
   const int linear = threadIdx.y * blockDim.x + threadIdx.x;
   __syncthreads();  // the previous call's readers are done with `red`
@@ -155,6 +157,110 @@ __global__ void __launch_bounds__(row_max_threads)
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
     }
+  }
+}
+
+// Forward with one warp per row, for rows of 32 to 32 * 32 elements in 16-byte vectors (the
+// transformer case: 1024 halves are 4 vectors per lane). Reductions stay inside the warp (no
+// block barrier), and each warp streams its rows with the next row's loads issued before the
+// current row's statistics, so a row's load latency hides behind the previous row's arithmetic.
+// The row is kept as raw 16-byte words (4 registers each) and widened again in each pass.
+// Launched with warp_rows rows per warp: short blocks, which the hardware balances to the end.
+template <typename T, int V, bool Rms>
+__global__ void __launch_bounds__(warp_row_threads)
+    norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
+                           const float* bias, float* mean_out, float* inv_out) {
+  constexpr int words = warp_row_elements / V;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int nvec = g.inner / V;
+  const float inv_inner = 1.0f / static_cast<float>(g.inner);
+  int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  norm_word<T, V> current[words], next[words];
+  int64_t base[norm_slots] = {0, 0, 0}, next_base[norm_slots] = {0, 0, 0};
+  if (row < g.rows) {
+    g.outer.offsets(row, base);
+#pragma unroll
+    for (int i = 0; i < words; ++i)
+      if (lane + 32 * i < nvec) current[i] = load_word<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V);
+  }
+  // The trip count is the same for the 32 lanes of a warp: the shuffles see every lane.
+  for (; row < g.rows; row += warps) {
+    const int64_t following = row + warps;
+    if (following < g.rows) {
+      g.outer.offsets(following, next_base);
+#pragma unroll
+      for (int i = 0; i < words; ++i)
+        if (lane + 32 * i < nvec) next[i] = load_word<T, V>(x + next_base[0] + static_cast<int64_t>(lane + 32 * i) * V);
+    }
+    float mean = 0.0f, inv;
+    if constexpr (Rms) {
+      float sq = 0.0f;
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        if (lane + 32 * i < nvec) {
+          float v[V];
+          unpack_floats<T, V>(current[i], v);
+#pragma unroll
+          for (int j = 0; j < V; ++j) sq = fmaf(v[j], v[j], sq);
+        }
+      }
+      inv = 1.0f / sqrtf(row_sum(sq, 32, nullptr) * inv_inner + g.epsilon);
+    } else {
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        if (lane + 32 * i < nvec) {
+          float v[V];
+          unpack_floats<T, V>(current[i], v);
+#pragma unroll
+          for (int j = 0; j < V; ++j) sum += v[j];
+        }
+      }
+      mean = row_sum(sum, 32, nullptr) * inv_inner;
+      // Two-pass variance over the registers.
+      float sq = 0.0f;
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        if (lane + 32 * i < nvec) {
+          float v[V];
+          unpack_floats<T, V>(current[i], v);
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            const float d = v[j] - mean;
+            sq = fmaf(d, d, sq);
+          }
+        }
+      }
+      inv = 1.0f / sqrtf(row_sum(sq, 32, nullptr) * inv_inner + g.epsilon);
+    }
+#pragma unroll
+    for (int i = 0; i < words; ++i) {
+      const int vec = lane + 32 * i;
+      if (vec < nvec) {
+        const int col = vec * V;
+        float v[V], s[V], b[V];
+        unpack_floats<T, V>(current[i], v);
+        if (scale) load_params<V>(scale + col, g.params_vec, s);
+        if (bias) load_params<V>(bias + col, g.params_vec, b);
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          float h = (v[j] - mean) * inv;
+          if (scale) h *= s[j];
+          if (bias) h += b[j];
+          v[j] = h;
+        }
+        store_floats<T, V>(y + base[1] + col, v);
+      }
+    }
+    if (lane == 0) {
+      if (mean_out) mean_out[row] = mean;
+      if (inv_out) inv_out[row] = inv;
+    }
+#pragma unroll
+    for (int i = 0; i < words; ++i) current[i] = next[i];
+#pragma unroll
+    for (int k = 0; k < norm_slots; ++k) base[k] = next_base[k];
   }
 }
 
@@ -679,6 +785,13 @@ void fold_param_grads(cuda_context& ctx, const norm_desc& d, const norm_pointers
                           ctx.stream()>>>(part_ds, part_db, static_cast<int>(parts), d.inner, q.dscale, q.dbias);
 }
 
+template <typename T, int V, bool Rms>
+void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
+  const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * warp_rows);
+  norm_rows_forward_warp<T, V, Rms><<<blocks, warp_row_threads, 0, ctx.stream()>>>(static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale,
+                                                        q.bias, q.mean_out, q.inv_out);
+}
+
 template <typename T, bool Rms>
 void run_rows(cuda_context& ctx, const norm_desc& d, const norm_pointers& q, const norm_workspace_plan& w,
               void* workspace) {
@@ -706,6 +819,13 @@ void run_rows(cuda_context& ctx, const norm_desc& d, const norm_pointers& q, con
   const auto launch = [&](auto width) {
     constexpr int V = decltype(width)::value;
     if (!d.backward) {
+      if constexpr (V == norm_max_vector<T>) {
+        // A warp per row when the row fills 1 to 4 vectors per lane.
+        if (d.inner >= 32 * V && d.inner <= 32 * warp_row_elements) {
+          launch_rows_forward_warp<T, V, Rms>(ctx, g, q);
+          return;
+        }
+      }
       const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(row_groups, int64_t{sms} * 16));
       norm_rows_forward<T, V, Rms><<<blocks, block, 0, ctx.stream()>>>(static_cast<const T*>(q.x), static_cast<T*>(q.y), g,
                                                                      q.scale, q.bias, q.mean_out, q.inv_out);

@@ -1,12 +1,14 @@
-// Deterministic fp32 reductions shared by the normalization kernels: Welford / Chan statistics
-// (a numerically stable mean and sum of squared deviations that can be merged), warp and block
-// trees with a fixed shape, and the second pass that folds per-block partials stored in the
-// workspace. Every combination happens in an order fixed by the launch geometry alone, so a
-// result is bitwise reproducible on a given GPU (no floating atomics anywhere).
+// Deterministic fp32 reductions shared by the normalization and softmax kernels: Welford / Chan
+// statistics (a numerically stable mean and sum of squared deviations that can be merged), the
+// online softmax's max and sum of exponentials, warp, lane-group and block trees with a fixed
+// shape, and the second pass that folds per-block partials stored in the workspace. Every
+// combination happens in an order fixed by the launch geometry alone, so a result is bitwise
+// reproducible on a given GPU (no floating atomics anywhere).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 namespace tessera::cuda {
@@ -118,6 +120,78 @@ __device__ __forceinline__ float block_sum_all(float v) {
 #pragma unroll
   for (int w = 0; w < warps; ++w) total += per_warp[w];
   return total;
+}
+
+// ---- groups of lanes ---------------------------------------------------------------------------
+// Sum / max over aligned groups of `width` lanes of a warp (width a power of two up to 32, the
+// same in every lane); every lane of the group receives the group's first lane's result, so all
+// get the same bits. All 32 lanes of the warp must call.
+__device__ __forceinline__ float group_sum_all(float v, int width) {
+  for (int offset = width / 2; offset > 0; offset >>= 1) v += __shfl_down_sync(norm_full_warp, v, offset, width);
+  return __shfl_sync(norm_full_warp, v, 0, width);
+}
+
+__device__ __forceinline__ float group_max_all(float v, int width) {
+  for (int offset = width / 2; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_down_sync(norm_full_warp, v, offset, width));
+  return __shfl_sync(norm_full_warp, v, 0, width);
+}
+
+// ---- softmax statistics ----------------------------------------------------------------------
+// The max of a set of values and the sum of exp(v - max) over it, mergeable (the online softmax of
+// Milakov and Gimelshein): one pass over the data gives both. The empty set is {-inf, 0}. fmaxf
+// skips NaN, so the max is never NaN; a NaN value makes the sum NaN.
+struct max_exp_sum {
+  float max;
+  float sum;
+};
+
+__device__ __forceinline__ max_exp_sum max_exp_empty() { return {-INFINITY, 0.0f}; }
+
+// exp(v - max), and 0 when max is -inf (then every value so far is -inf: nothing to add, and no
+// NaN from -inf - -inf). A set whose values are all -inf therefore ends as {-inf, 0}, and a
+// softmax of it divides 0 by 0: NaN, as the definition gives.
+__device__ __forceinline__ float exp_below(float v, float max) { return max == -INFINITY ? 0.0f : expf(v - max); }
+
+// Both sums rescaled to the larger max. The products are rounded before the add (no fma
+// contraction), so merge(a, b) and merge(b, a) give the same bits.
+__device__ __forceinline__ max_exp_sum max_exp_merge(const max_exp_sum& a, const max_exp_sum& b) {
+  const float max = fmaxf(a.max, b.max);
+  return {max, __fmul_rn(a.sum, exp_below(a.max, max)) + __fmul_rn(b.sum, exp_below(b.max, max))};
+}
+
+// N more values at once: one rescale of the running sum per call. Padding may be passed as -inf.
+template <int N>
+__device__ __forceinline__ max_exp_sum max_exp_absorb(const max_exp_sum& s, const float (&v)[N]) {
+  float max = s.max;
+#pragma unroll
+  for (int i = 0; i < N; ++i) max = fmaxf(max, v[i]);
+  float sum = __fmul_rn(s.sum, exp_below(s.max, max));
+#pragma unroll
+  for (int i = 0; i < N; ++i) sum += exp_below(v[i], max);
+  return {max, sum};
+}
+
+// Block-wide merge for a 1-D block of `Threads` threads that every thread receives (each merges
+// the per-warp results in the same order). Every thread must call it; it may be called
+// repeatedly.
+template <int Threads>
+__device__ __forceinline__ max_exp_sum block_max_exp_all(max_exp_sum s) {
+  constexpr int warps = Threads / 32;
+  __shared__ max_exp_sum per_warp[warps];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    max_exp_sum o;
+    o.max = __shfl_down_sync(norm_full_warp, s.max, offset);
+    o.sum = __shfl_down_sync(norm_full_warp, s.sum, offset);
+    s = max_exp_merge(s, o);
+  }
+  __syncthreads();  // the previous call's readers are done with per_warp
+  if (threadIdx.x % 32 == 0) per_warp[threadIdx.x / 32] = s;
+  __syncthreads();
+  s = per_warp[0];
+#pragma unroll
+  for (int w = 1; w < warps; ++w) s = max_exp_merge(s, per_warp[w]);
+  return s;
 }
 
 // ---- second pass over partials -------------------------------------------------------------

@@ -65,6 +65,21 @@ __device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
   *reinterpret_cast<norm_word<T, V>*>(p) = raw;
 }
 
+// store_floats with the ABI's blend: p = alpha * in + beta * p, p read only when beta != 0.
+template <typename T, int V>
+__device__ __forceinline__ void store_floats_blended(T* p, const float (&in)[V], float alpha, float beta) {
+  float out[V];
+  if (beta != 0.0f) {
+    load_floats<T, V>(p, out);
+#pragma unroll
+    for (int j = 0; j < V; ++j) out[j] = fmaf(beta, out[j], alpha * in[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j) out[j] = alpha * in[j];
+  }
+  store_floats<T, V>(p, out);
+}
+
 // V consecutive f32 parameters (scale, bias) at p: float4 loads when V is a multiple of 4 and the
 // caller knows p is 16-byte aligned, else scalar loads. Both go through the read-only path: the
 // parameters are re-read for every row and stay in L1.

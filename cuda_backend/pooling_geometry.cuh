@@ -2,7 +2,8 @@
 // spatial dims (a 2-D problem gets a leading depth of extent 1, so one kernel body serves 2-D
 // and 3-D), the element strides of each operand, how a thread's work index maps to a tensor
 // element, and the window arithmetic of both directions: which input taps an output's window
-// covers (forward), and which outputs' windows cover an input element (backward gather).
+// covers (forward), and which outputs' windows cover an input element (backward gather). The
+// window arithmetic and the vector accesses are host-callable (pooling_tiles.cuh).
 #pragma once
 
 #include <tessera/plugin_abi.h>
@@ -138,9 +139,10 @@ __device__ __forceinline__ element_coord walk_coord(int64_t item, int32_t channe
 struct tap_span {
   int32_t start, begin, end;
 };
-__device__ __forceinline__ tap_span window_taps(int32_t o, int dim, const pool_geometry& g) {
+__host__ __device__ __forceinline__ tap_span window_taps(int32_t o, int dim, const pool_geometry& g) {
   const int32_t start = o * g.stride[dim] - g.pad[dim];
-  return {start, max(start, 0), min(start + g.window[dim], g.in[dim])};
+  const int32_t end = start + g.window[dim];
+  return {start, start > 0 ? start : 0, end < g.in[dim] ? end : g.in[dim]};
 }
 
 // The outputs [first, last] along `dim` whose windows contain input position `i`: those with
@@ -148,11 +150,12 @@ __device__ __forceinline__ tap_span window_taps(int32_t o, int dim, const pool_g
 struct output_span {
   int32_t first, last;
 };
-__device__ __forceinline__ output_span covering_outputs(int32_t i, int dim, const pool_geometry& g) {
+__host__ __device__ __forceinline__ output_span covering_outputs(int32_t i, int dim, const pool_geometry& g) {
   const int32_t reach = i + g.pad[dim];
   const int32_t beyond = reach - g.window[dim];  // o * stride must exceed this
   const int32_t first = beyond < 0 ? 0 : beyond / g.stride[dim] + 1;
-  return {first, min(reach / g.stride[dim], g.out[dim] - 1)};
+  const int32_t last = reach / g.stride[dim];
+  return {first, last < g.out[dim] - 1 ? last : g.out[dim] - 1};
 }
 
 // `Lanes` consecutive elements moved as one access: 16 bytes of data become one ld/st.global.v4.
@@ -164,12 +167,12 @@ struct alignas(sizeof(E) * Lanes) lane_pack {
 };
 
 template <typename E, int Lanes>
-__device__ __forceinline__ lane_pack<E, Lanes> load_pack(const E* p) {
+__host__ __device__ __forceinline__ lane_pack<E, Lanes> load_pack(const E* p) {
   return *reinterpret_cast<const lane_pack<E, Lanes>*>(p);
 }
 
 template <typename E, int Lanes>
-__device__ __forceinline__ void store_pack(E* p, const lane_pack<E, Lanes>& value) {
+__host__ __device__ __forceinline__ void store_pack(E* p, const lane_pack<E, Lanes>& value) {
   *reinterpret_cast<lane_pack<E, Lanes>*>(p) = value;
 }
 

@@ -2,12 +2,15 @@
 // fp16 and bf16 with fp32 arithmetic.
 //   forward:  y  = alpha * pool(x) + beta * y
 //   backward: dx = alpha * dpool(x, dy) + beta * dx
-// Three kernels per direction, tried in this order; all share the two kernel bodies below and
-// differ in which layouts they accept and how threads walk the tensors:
+// Three kernels per direction, tried in this order; all share the window arithmetic of
+// pooling_reduction.cuh and differ in which layouts they accept and how threads walk the tensors:
 //   pool_{fwd,bwd}_nhwc_vec  channels-last tensors (C stride 1, C and the other strides multiples
-//                            of 16 bytes): each thread owns 16 bytes of channels at one position,
-//                            loaded and stored as single 16-byte accesses (pointers that are
-//                            not 16-byte aligned get one element per thread, still C fastest);
+//                            of 16 bytes): shared-memory tiles (pooling_tiles.cuh) that copy each
+//                            tile's input once with cp.async and compute every result of the tile
+//                            from there, 16 bytes of channels per thread; where no tile fits (huge
+//                            windows, a forward stride beyond its window) or a pointer is not
+//                            16-byte aligned, the two kernel bodies below (one thread per 16 bytes
+//                            of channels, or per element, at one position);
 //   pool_{fwd,bwd}_nchw      packed NCHW / NCDHW: one thread per element, W fastest (coalesced
 //                            over W), with (n, c) merged into one plane number;
 //   pool_{fwd,bwd}_strided   any non-negative strides, x and y in different layouts included;
@@ -22,13 +25,18 @@
 // per output per covered input (about 20 loads per dx element for 3x3 stride 2), so a first pass
 // writes each output's winning tap into the workspace (one byte when the window has at most 255
 // taps, else four) and the gather compares taps: the backward costs about two forward passes.
+// The tiles do the same in shared memory within one launch: the winning taps of the outputs that
+// touch a tile never leave the SM, and the workspace goes unused.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "pooling_geometry.cuh"
+#include "pooling_reduction.cuh"
+#include "pooling_tiles.cuh"
 #include "tensor_layout.hpp"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -45,70 +53,7 @@ constexpr size_t workspace_alignment = 256;  // the tap packs are up to 32 bytes
 constexpr int64_t int32_limit = std::numeric_limits<int32_t>::max();
 constexpr int32_t max_narrow_window = 255;  // uint8 taps; 255 itself means "no tap"
 
-enum class pool_op {
-  max_skip_nan,       // max; a NaN is ignored unless the whole window is NaN
-  max_propagate_nan,  // max; any NaN in the window gives NaN
-  avg_include_pad,    // sum / window size
-  avg_exclude_pad,    // sum / taps inside the input
-  argmax              // the first maximal tap (backward's first pass); no NaN ever wins
-};
-
 // ---- device side ------------------------------------------------------------------------------
-
-// The reduction of one channel's window.
-template <pool_op Op>
-struct lane_reduction {
-  float value;   // the max or the sum so far
-  int32_t tap;   // argmax: the winning tap, -1 while none
-  bool saw_nan;  // max_propagate_nan
-
-  __device__ __forceinline__ void reset() {
-    // fmaxf(NaN, v) is v, so a NaN start lets fmaxf alone skip NaN inputs: the result is NaN only
-    // when every tap was NaN, which is the reference's NOT_PROPAGATE rule.
-    if constexpr (Op == pool_op::argmax) {
-      value = -INFINITY;
-    } else if constexpr (Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan) {
-      value = __int_as_float(0x7fc00000);
-    } else {
-      value = 0.0f;
-    }
-    tap = -1;
-    saw_nan = false;
-  }
-
-  __device__ __forceinline__ void take(float v, int32_t at) {
-    if constexpr (Op == pool_op::max_skip_nan) {
-      value = fmaxf(value, v);
-    } else if constexpr (Op == pool_op::max_propagate_nan) {
-      value = fmaxf(value, v);
-      saw_nan |= isnan(v);
-    } else if constexpr (Op == pool_op::argmax) {
-      // Strictly greater replaces, so ties stay with the first tap; NaN fails both tests. The
-      // second test takes the first non-NaN tap even when it is -inf.
-      if (v > value || (tap < 0 && v == v)) {
-        value = v;
-        tap = at;
-      }
-    } else {
-      value += v;
-    }
-  }
-
-  __device__ __forceinline__ float result(int32_t taps_inside, int32_t window_size) const {
-    if constexpr (Op == pool_op::max_propagate_nan) return saw_nan ? __int_as_float(0x7fc00000) : value;
-    if constexpr (Op == pool_op::avg_include_pad) return value / static_cast<float>(window_size);
-    if constexpr (Op == pool_op::avg_exclude_pad) return value / static_cast<float>(taps_inside);
-    return value;
-  }
-};
-
-// out = alpha * r + beta * out, in fp32; `old` is only meaningful when beta != 0.
-template <typename T>
-__device__ __forceinline__ T blend(float r, float alpha, float beta, T old) {
-  float v = alpha * r;
-  if (beta != 0.0f) v = fmaf(beta, to_float(old), v);
-  return from_float<T>(v);
-}
 
 // Forward (Out = T, the blended result) and backward's first pass (Op = argmax, Out = the tap
 // type, written unblended to the workspace). One work item is one output position and `Lanes`
@@ -231,6 +176,23 @@ __global__ void __launch_bounds__(threads_per_block)
   }
 }
 
+// A tiled program (pooling_tiles.cuh) over every tile: its phases with a block barrier after
+// each; phase 0 issues the cp.async copies, which each thread waits for before the barrier.
+template <typename Program>
+__global__ void __launch_bounds__(tile_threads, tile_blocks_per_sm) pool_tiles_kernel(const Program program) {
+  extern __shared__ __align__(128) uint4 tile_shared[];
+  // The trip count depends on blockIdx only, so every thread reaches every barrier.
+  for (int64_t index = blockIdx.x; index < program.plan.count; index += gridDim.x) {
+    const typename Program::tile tile = program.tile_at(index);
+#pragma unroll
+    for (int phase = 0; phase < Program::phases; ++phase) {
+      program.run_phase(phase, tile, tile_shared, threadIdx.x, blockDim.x);
+      if (phase == 0) tile_copies_wait();
+      __syncthreads();
+    }
+  }
+}
+
 // ---- launch ------------------------------------------------------------------------------------
 
 template <typename T, walk W>
@@ -295,6 +257,38 @@ void launch_gather(const cuda_context& ctx, walk w, const pool_geometry& g, cons
     pool_gather_kernel<T, Tap, lanes, W, Op><<<blocks, threads_per_block, 0, ctx.stream()>>>(
         dy, dys, taps, ts, dx, dxs, g, items, alpha, beta);
   });
+}
+
+// One launch of pool_tiles_kernel: a block per tile while the grid allows.
+template <typename Program>
+void launch_tiles(const cuda_context& ctx, const Program& program) {
+  const auto kernel = pool_tiles_kernel<Program>;
+  // Always the budget, never the plan's own size, so calls from several threads cannot lower
+  // the limit under each other's launch. Per device and cheap, and not a stream operation, so it
+  // is allowed during graph capture; the carveout asks for the shared memory of three blocks.
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, tile_shared_budget),
+             "cudaFuncSetAttribute(max dynamic shared memory) of the pooling tiles");
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             "cudaFuncSetAttribute(shared memory carveout) of the pooling tiles");
+  const unsigned int blocks =
+      static_cast<unsigned int>(std::min<int64_t>(program.plan.count, std::numeric_limits<int32_t>::max()));
+  kernel<<<blocks, tile_threads, program.plan.shared_bytes, ctx.stream()>>>(program);
+}
+
+template <typename T, pool_op Op>
+void launch_forward_tiles(const cuda_context& ctx, const tile_plan& plan, const pool_geometry& g, const T* x,
+                          const operand_strides& xs, T* y, const operand_strides& ys, float alpha, float beta) {
+  forward_tile_program<T, Op> program{x, xs, y, ys, g, plan, alpha, beta};
+  launch_tiles(ctx, program);
+}
+
+template <typename T, typename Tap, pool_op Op>
+void launch_backward_tiles(const cuda_context& ctx, const tile_plan& plan, const pool_geometry& g, const T* x,
+                           const operand_strides& xs, const T* dy, const operand_strides& dys, T* dx,
+                           const operand_strides& dxs, float alpha, float beta) {
+  backward_tile_program<T, Tap, Op> program{x, xs, dy, dys, dx, dxs, g, plan, alpha, beta};
+  launch_tiles(ctx, program);
 }
 
 // ---- host checks -------------------------------------------------------------------------------
@@ -464,13 +458,23 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
       break;
     case pool_path::strided: w = channels_innermost(p.y) ? walk::channels : walk::spatial; break;
   }
+  // Channel vectors go through shared-memory tiles unless no tile fits (huge windows) or a
+  // stride exceeds its window; then one thread per output reads its window from global memory.
+  const tile_plan plan = w == walk::channel_vectors
+                             ? choose_tile_plan(g, vector_lanes(p.x.data_type), false, 0, ctx.sm_count())
+                             : tile_plan{};
   dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
     using T = decltype(type_tag);
     with_op(forward_op(p), [&](auto op_tag) {
       constexpr pool_op Op = decltype(op_tag)::value;
       if constexpr (Op != pool_op::argmax) {
-        launch_window<T, T, Op>(ctx, w, g, static_cast<const T*>(a.x), xs, static_cast<T*>(a.y), ys,
-                                a.alpha, a.beta);
+        const T* x = static_cast<const T*>(a.x);
+        T* y = static_cast<T*>(a.y);
+        if (plan.count > 0) {
+          launch_forward_tiles<T, Op>(ctx, plan, g, x, xs, y, ys, a.alpha, a.beta);
+        } else {
+          launch_window<T, T, Op>(ctx, w, g, x, xs, y, ys, a.alpha, a.beta);
+        }
       }
     });
   });
@@ -525,6 +529,35 @@ void run_backward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p
     ts = merge_planes(ts, g.c);
     g = merge_planes(g);
   }
+  // Channel vectors go through shared-memory tiles (one launch, no workspace) unless no tile
+  // fits; then the two passes below, with the winners in the workspace.
+  tile_plan plan{};
+  if (first_pass == walk::channel_vectors) {
+    const int lanes = vector_lanes(p.x.data_type);
+    const int32_t tap_pack_bytes = !max ? 0 : lanes * static_cast<int32_t>(narrow_taps(p) ? 1 : 4);
+    plan = choose_tile_plan(g, lanes, true, tap_pack_bytes, ctx.sm_count());
+  }
+  if (plan.count > 0) {
+    dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* x = static_cast<const T*>(a.x);
+      const T* dy = static_cast<const T*>(a.dy);
+      T* dx = static_cast<T*>(a.dx);
+      if (!max) {
+        with_op(forward_op(p), [&](auto op_tag) {
+          constexpr pool_op Op = decltype(op_tag)::value;
+          if constexpr (Op == pool_op::avg_include_pad || Op == pool_op::avg_exclude_pad)
+            launch_backward_tiles<T, uint8_t, Op>(ctx, plan, g, x, xs, dy, dys, dx, dxs, a.alpha, a.beta);
+        });
+      } else if (narrow_taps(p)) {
+        launch_backward_tiles<T, uint8_t, pool_op::argmax>(ctx, plan, g, x, xs, dy, dys, dx, dxs, a.alpha, a.beta);
+      } else {
+        launch_backward_tiles<T, int32_t, pool_op::argmax>(ctx, plan, g, x, xs, dy, dys, dx, dxs, a.alpha, a.beta);
+      }
+    });
+    return;
+  }
+
   void* taps = nullptr;
   if (max) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(workspace);
@@ -570,7 +603,8 @@ constexpr const char* backward_notes =
     "Gather without atomics (bitwise reproducible): each dx element sums, in fp32 and output order, "
     "dy of the outputs whose windows contain it. Max recomputes each window's winner from x (y is not "
     "read): the first maximal tap in window order, NaN never wins; a first pass writes the winners to "
-    "the workspace (1 byte per output for windows of up to 255 taps, else 4). Average exclude-padding "
+    "the workspace (1 byte per output for windows of up to 255 taps, else 4), or, for aligned "
+    "channels-last tensors, shared-memory tiles keep them on chip. Average exclude-padding "
     "adds dy / taps inside; include-padding divides the sum once by the window size.";
 
 constexpr const char* forward_name(pool_path path) {

@@ -114,33 +114,57 @@ __device__ __forceinline__ void apply(const elementwise_params& p, const float (
   }
 }
 
+// Items (vectors of V elements) per thread in flight: 16 elements' worth, so that the fp32
+// copies of up to three operands fit the registers; one for the 64-bit index walk, whose
+// divisions need the registers.
+template <int V, bool Wide>
+constexpr int elementwise_unroll = Wide ? 1 : V == 1 ? 4 : (16 / V > 1 ? 16 / V : 1);
+
+// Each block takes a contiguous share of the items (one chunk of elementwise_unroll *
+// blockDim.x unless the grid limit made the shares larger), each thread loading all of its items
+// of a chunk before computing any.
 template <typename TA, typename TB, typename TC, int V, bool Wide>
 __global__ void __launch_bounds__(elementwise_threads) elementwise_kernel(const elementwise_params p) {
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  constexpr int U = elementwise_unroll<V, Wide>;
   const bool read_c = p.beta != 0.0f;
   const bool binary = is_binary(p.op);
   const bool a_broadcast = p.walk.strides[slot_a][0] == 0;
   const bool b_broadcast = p.walk.strides[slot_b][0] == 0;
-  for (int64_t i = first; i < p.items; i += step) {
-    int64_t offset[3];
-    p.walk.template offsets<Wide>(i, offset);
-    float a[V], b[V], r[V];
-    load_values<TA, V>(p.a, offset[slot_a], a_broadcast, p.a_type, a);
-    if (binary) {
-      load_values<TB, V>(p.b, offset[slot_b], b_broadcast, p.b_type, b);
-    } else {
+  const int64_t rows = (p.items + blockDim.x - 1) / blockDim.x;  // of blockDim.x items
+  const int64_t share = (rows + gridDim.x - 1) / gridDim.x * blockDim.x;
+  const int64_t begin = static_cast<int64_t>(blockIdx.x) * share;
+  const int64_t end = min(p.items, begin + share);
+  for (int64_t first = begin + threadIdx.x; first < end; first += static_cast<int64_t>(U) * blockDim.x) {
+    int64_t offset[U][3];
+    float a[U][V], b[U][V], old[U][V];
 #pragma unroll
-      for (int j = 0; j < V; ++j) b[j] = 0.0f;
-    }
-    apply<V>(p, a, b, r);
-    if (read_c) {
-      float old[V];
-      load_values<TC, V>(p.c, offset[slot_c], false, p.c_type, old);
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = first + static_cast<int64_t>(u) * blockDim.x;
+      if (i < end) {
+        p.walk.template offsets<Wide>(i, offset[u]);
+        load_values<TA, V>(p.a, offset[u][slot_a], a_broadcast, p.a_type, a[u]);
+        if (binary) {
+          load_values<TB, V>(p.b, offset[u][slot_b], b_broadcast, p.b_type, b[u]);
+        } else {
 #pragma unroll
-      for (int j = 0; j < V; ++j) r[j] += p.beta * old[j];
+          for (int j = 0; j < V; ++j) b[u][j] = 0.0f;
+        }
+        if (read_c) load_values<TC, V>(p.c, offset[u][slot_c], false, p.c_type, old[u]);
+      }
     }
-    store_values<TC, V>(p.c, offset[slot_c], p.c_type, r);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = first + static_cast<int64_t>(u) * blockDim.x;
+      if (i < end) {
+        float r[V];
+        apply<V>(p, a[u], b[u], r);
+        if (read_c) {
+#pragma unroll
+          for (int j = 0; j < V; ++j) r[j] += p.beta * old[u][j];
+        }
+        store_values<TC, V>(p.c, offset[u][slot_c], p.c_type, r);
+      }
+    }
   }
 }
 
@@ -167,7 +191,8 @@ template <typename TA, typename TB, typename TC, int V, bool Wide>
 void launch_engine(cuda_context& ctx, elementwise_params p, const merged_layout<3>& layout, int64_t elements) {
   p.walk = make_walker<3>(layout, V);
   p.items = elements / V;
-  const unsigned int blocks = ctx.grid_stride_blocks(p.items, elementwise_threads);
+  const unsigned int blocks =
+      cuda_context::share_blocks(p.items, int64_t{elementwise_threads} * elementwise_unroll<V, Wide>);
   elementwise_kernel<TA, TB, TC, V, Wide><<<blocks, elementwise_threads, 0, ctx.stream()>>>(p);
 }
 

@@ -101,6 +101,7 @@ class argument_reader {
       bench_settings fresh;
       fresh.driver = s.driver;
       fresh.backend = s.backend;
+      fresh.impl = s.impl;
       fresh.mode = s.mode;
       fresh.iterations = s.iterations;
       s = fresh;
@@ -203,6 +204,8 @@ class argument_reader {
                    "' (expected cross-correlation or convolution)");
     } else if (starts_with(arg, "--backend=")) {
       s.backend = value;
+    } else if (starts_with(arg, "--impl=")) {
+      s.impl = value;  // benchdnn's --impl: run only kernels whose name contains this text
     } else if (starts_with(arg, "--mode=")) {
       const std::string m = lower(value);
       if (m == "c")
@@ -308,12 +311,14 @@ Modifiers (apply to the problems that follow):
   --conv-mode=MODE       cross-correlation (default) or convolution (flipped filter)
   --backend=NAME         run on this backend's kernels and device (default: CUDA device 0
                          when present, else the CPU, kernels chosen by the library)
+  --impl=TEXT            only kernels whose name contains TEXT (benchdnn's --impl), e.g.
+                         --impl=igemm_sm90_128x64 to time one tile configuration
   --mode=C|P|CP          correctness, performance or both (default CP)
   --iters=N              timed runs for performance, median reported (default 20)
   --batch=FILE           read FILE: one problem set per line, '#' comments; relative to
                          the including file, the working directory, then Tessera's suites
-  --reset                back to the default modifiers (the driver, --backend, --mode and
-                         --iters are kept)
+  --reset                back to the default modifiers (the driver, --backend, --impl,
+                         --mode and --iters are kept)
 Output: one line per problem, "<status> <backend>/<kernel> <problem> <time> <rate>", then
 "tests:N passed:N skipped:N failed:N". Exit code 1 when any problem failed, 2 on bad usage.
 )";

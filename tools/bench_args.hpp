@@ -47,6 +47,7 @@ struct bench_settings {
   int dst_dt = -1;                                       // --dst-dt (s8 conv/matmul); -1: default
   bool matmul_bias = false;                              // --bia-dt=f32 (matmul)
   std::string backend;                                   // --backend; empty: the default device
+  std::string impl;                                      // --impl: only kernels whose name holds it
   int mode = mode_correctness | mode_performance;        // --mode=C|P|CP
   int iterations = 20;                                   // --iters
 };

@@ -159,8 +159,11 @@ struct candidate {
   std::string name;
 };
 
-inline std::vector<candidate> kernel_candidates(tsrOperation_t op, const std::string& backend) {
-  if (backend.empty()) return {{TSR_ALGO_AUTO, "auto"}};
+// The kernels to try, in the library's order: every kernel of `backend` whose name contains
+// `impl` (when given), or the automatic choice when neither narrows it.
+inline std::vector<candidate> kernel_candidates(tsrOperation_t op, const std::string& backend,
+                                                const std::string& impl = {}) {
+  if (backend.empty() && impl.empty()) return {{TSR_ALGO_AUTO, "auto"}};
   std::vector<candidate> list;
   int count = 0;
   check(tsrGetKernelCount(op, &count), "tsrGetKernelCount");
@@ -168,12 +171,14 @@ inline std::vector<candidate> kernel_candidates(tsrOperation_t op, const std::st
     tsrKernelInfo_t k{};
     k.struct_size = sizeof k;
     check(tsrGetKernelInfo(op, i, &k), "tsrGetKernelInfo");
-    if (backend == k.backend_name)
+    if ((backend.empty() || backend == k.backend_name) &&
+        std::string(k.kernel_name).find(impl) != std::string::npos)
       list.push_back({k.algo, std::string(k.backend_name) + "/" + k.kernel_name});
   }
   if (list.empty())
     throw api_failure{TSR_STATUS_NOT_SUPPORTED_NO_KERNEL,
-                      "backend '" + backend + "' has no " + tsrGetOperationName(op) + " kernel"};
+                      "backend '" + backend + "' has no " + tsrGetOperationName(op) + " kernel" +
+                          (impl.empty() ? std::string() : " named like '" + impl + "'")};
   return list;
 }
 

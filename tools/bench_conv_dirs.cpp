@@ -160,7 +160,7 @@ prepared_problem prepare_conv_other(const bench_problem& bp, problem_outcome& ou
                               : kind == bwd_d ? TSR_OP_CONVOLUTION_BACKWARD_DATA
                                               : TSR_OP_CONVOLUTION_BACKWARD_FILTER;
     const char* name = tsrGetOperationName(op);
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend), call, name, o);
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend, s.impl), call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {

@@ -105,7 +105,7 @@ prepared_problem prepare_matmul(const bench_problem& bp, problem_outcome& outcom
                        c_dev.buffer.get(), nullptr, 0);
     };
     const tsrAlgo_t algo =
-        run_first_supported(kernel_candidates(TSR_OP_MATMUL, s.backend), call, "tsrMatmul", o);
+        run_first_supported(kernel_candidates(TSR_OP_MATMUL, s.backend, s.impl), call, "tsrMatmul", o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {

@@ -125,7 +125,7 @@ prepared_problem prepare_bnorm(const bench_problem& bp, problem_outcome& outcome
                               : kind == inference ? TSR_OP_BATCH_NORM_FORWARD_INFERENCE
                                                   : TSR_OP_BATCH_NORM_BACKWARD;
     const char* name = tsrGetOperationName(op);
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend), call, name, o);
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend, s.impl), call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {
@@ -277,7 +277,7 @@ prepared_problem prepare_lnorm(const bench_problem& bp, problem_outcome& outcome
                                   : (backward ? TSR_OP_LAYER_NORM_BACKWARD
                                               : TSR_OP_LAYER_NORM_FORWARD);
     const char* name = tsrGetOperationName(op);
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend), call, name, o);
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(op, s.backend, s.impl), call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
     if (s.mode & mode_correctness) {

@@ -95,7 +95,7 @@ prepared_problem prepare_pool(const bench_problem& bp, problem_outcome& outcome)
     };
     const char* name = backward ? "tsrPoolingBackward" : "tsrPoolingForward";
     const tsrAlgo_t algo = run_first_supported(
-        kernel_candidates(backward ? TSR_OP_POOLING_BACKWARD : TSR_OP_POOLING_FORWARD, s.backend),
+        kernel_candidates(backward ? TSR_OP_POOLING_BACKWARD : TSR_OP_POOLING_FORWARD, s.backend, s.impl),
         call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -178,7 +178,7 @@ prepared_problem prepare_softmax(const bench_problem& bp, problem_outcome& outco
     };
     const char* name = backward ? "tsrSoftmaxBackward" : "tsrSoftmaxForward";
     const tsrAlgo_t algo = run_first_supported(
-        kernel_candidates(backward ? TSR_OP_SOFTMAX_BACKWARD : TSR_OP_SOFTMAX_FORWARD, s.backend),
+        kernel_candidates(backward ? TSR_OP_SOFTMAX_BACKWARD : TSR_OP_SOFTMAX_FORWARD, s.backend, s.impl),
         call, name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;
@@ -258,7 +258,7 @@ prepared_problem prepare_lrn(const bench_problem& bp, problem_outcome& outcome) 
     };
     const char* name = backward ? "tsrLrnCrossChannelBackward" : "tsrLrnCrossChannelForward";
     const tsrAlgo_t algo = run_first_supported(
-        kernel_candidates(backward ? TSR_OP_LRN_BACKWARD : TSR_OP_LRN_FORWARD, s.backend), call,
+        kernel_candidates(backward ? TSR_OP_LRN_BACKWARD : TSR_OP_LRN_FORWARD, s.backend, s.impl), call,
         name, o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;

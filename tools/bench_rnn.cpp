@@ -126,7 +126,7 @@ prepared_problem prepare_rnn(const bench_problem& bp, problem_outcome& outcome) 
     };
     fwd_algo = run_first_supported(
         kernel_candidates(training ? TSR_OP_RNN_FORWARD_TRAINING : TSR_OP_RNN_FORWARD_INFERENCE,
-                          s.backend),
+                          s.backend, s.impl),
         forward, "tsrRnnForward", o);
     // Backward: dy, dhy, dcy given; dx, dhx, dcx and dw (SET) checked.
     host_tensor dy = stepped(yt, 8, 0.125, seed_dy), dhy = stepped(ht, 8, 0.125, seed_dy + 1),

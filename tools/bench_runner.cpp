@@ -23,11 +23,12 @@ namespace {
 // ---- convolution ------------------------------------------------------------------------------
 
 // The kernel to run: the first candidate, in the library's preference order, that can run the
-// problem (of the requested backend, when one is). Throws NOT_SUPPORTED with every candidate's
+// problem (of the requested backend and named like --impl, when given). Throws NOT_SUPPORTED with every candidate's
 // reason when there is none.
 tsrAlgoPerf_t choose_conv_algorithm(tsrHandle_t handle, const device_tensor& x,
                                     const device_tensor& w, tsrConvolutionDescriptor_t conv,
-                                    const device_tensor& y, const std::string& backend) {
+                                    const device_tensor& y, const std::string& backend,
+                                    const std::string& impl) {
   std::vector<tsrAlgoPerf_t> perf(64);
   for (tsrAlgoPerf_t& p : perf) p.struct_size = sizeof p;
   int returned = 0;
@@ -38,13 +39,16 @@ tsrAlgoPerf_t choose_conv_algorithm(tsrHandle_t handle, const device_tensor& x,
   for (int i = 0; i < returned; ++i) {
     const tsrAlgoPerf_t& p = perf[static_cast<size_t>(i)];
     if (!backend.empty() && backend != p.backend_name) continue;
+    if (std::string(p.kernel_name).find(impl) == std::string::npos) continue;
     if (p.status == TSR_STATUS_SUCCESS) return p;
     reasons += std::string(reasons.empty() ? "" : "; ") + p.backend_name + "/" + p.kernel_name +
                ": " + p.reason;
   }
-  if (reasons.empty())
+  if (reasons.empty()) {
     reasons = backend.empty() ? "no convolution kernel is loaded"
                               : "backend '" + backend + "' has no convolution kernel";
+    if (!impl.empty()) reasons += " named like '" + impl + "'";
+  }
   throw api_failure{TSR_STATUS_NOT_SUPPORTED_NO_KERNEL, "no kernel can run it: " + reasons};
 }
 
@@ -103,7 +107,7 @@ void run_conv(tsrHandle_t handle, const bench_problem& bp, const common::conv_de
   check(tsrSetConvolutionGroupCount(conv.get(), d.g), "tsrSetConvolutionGroupCount");
 
   const tsrAlgoPerf_t algo = choose_conv_algorithm(handle, x_dev, w_dev, conv.get(), y_dev,
-                                                   s.backend);
+                                                   s.backend, s.impl);
   outcome.implementation = std::string(algo.backend_name) + "/" + algo.kernel_name;
   size_t workspace_size = 0;
   check(tsrGetConvolutionForwardWorkspaceSize(handle, x_dev.desc.get(), w_dev.desc.get(),
@@ -218,7 +222,7 @@ void run_eltwise(tsrHandle_t handle, const bench_problem& bp, const common::eltw
 
   std::string reasons;
   bool ran = false;
-  for (const candidate& c : kernel_candidates(op, s.backend)) {
+  for (const candidate& c : kernel_candidates(op, s.backend, s.impl)) {
     algo = c.algo;
     const tsrStatus_t status = call_status();
     if (is_not_supported(status)) {

@@ -235,7 +235,7 @@ prepared_problem prepare_reduction(const bench_problem& bp, problem_outcome& out
                              a_dev.desc.get(), a_dev.buffer.get(), 0.0f, c_dev.desc.get(),
                              c_dev.buffer.get());
     };
-    const tsrAlgo_t algo = run_first_supported(kernel_candidates(TSR_OP_REDUCE_TENSOR, s.backend),
+    const tsrAlgo_t algo = run_first_supported(kernel_candidates(TSR_OP_REDUCE_TENSOR, s.backend, s.impl),
                                                call, "tsrReduceTensor", o);
     check(tsrSynchronize(handle), "tsrSynchronize");
     o.status = outcome_status::passed;

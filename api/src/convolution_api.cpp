@@ -1,6 +1,7 @@
 // Convolution forward: descriptor, shape inference, validation, get/find, workspace, dispatch.
 #include "convolution_problem.hpp"
 #include "dispatch.hpp"
+#include "tuning.hpp"
 #include "error_state.hpp"
 #include "problem_text.hpp"
 #include "validation.hpp"
@@ -333,62 +334,29 @@ TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     const tessera::registry::registry& reg = tessera::registry::registry::instance();
     auto lock = reg.read_lock();
     ensure_plugin_contexts(*handle, reg);
-    tessera::registry::selection_request req;
-    req.op = TSR_OP_CONVOLUTION_FORWARD;
-    req.device_kind = handle->kind;
-    req.problem = &problem;
-    req.preferred_plugins = &handle->preferred_plugins;
-    req.unavailable = &handle->unavailable;
-    req.check_workspace = true;
     const bool use_pool = !workspace && workspace_size == 0;  // as for tsrConvolutionForward
-    req.workspace_available = use_pool ? handle->workspace_limit : workspace_size;
+    tessera::registry::selection_request req = make_request(*handle, TSR_OP_CONVOLUTION_FORWARD, &problem, TSR_ALGO_AUTO,
+                                                            true, use_pool ? handle->workspace_limit : workspace_size);
     std::vector<tessera::registry::kernel_verdict> ranked = tessera::registry::rank_candidates(reg, req);
 
-    // The scratch output is only needed when something will run: a problem every kernel
-    // declines (say, a y whose strides span terabytes) allocates nothing.
-    const bool any_runnable = std::any_of(ranked.begin(), ranked.end(),
-                                          [](const auto& v) { return v.can_run; });
-    size_t y_bytes = 0;
-    tensor_bytes(problem.y, &y_bytes);
-    void* scratch = nullptr;
-    if (any_runnable) {
-      tsrpStatus_t as = handle->device->allocate(handle->device_context(), y_bytes, &scratch);
-      if (as != TSRP_STATUS_SUCCESS) {
-        tsrStatus_t status = from_plugin_status(as);
-        return fail(status, std::string(fn) + ": allocating the " + std::to_string(y_bytes) +
-                                "-byte scratch output failed (" + tsrGetErrorString(status) + ")");
-      }
-    }
+    // Measured on a scratch y (find never writes the caller's), as the autotuner measures.
     tsrpConvolutionForwardArgs args{};
     args.struct_size = sizeof(args);
     args.x = x;
     args.w = w;
-    args.y = scratch;
+    args.y = const_cast<void*>(y ? y : x);  // only its presence matters: measure_candidates redirects y
     args.alpha = 1.0f;
     args.beta = 0.0f;
-    std::vector<float> times(ranked.size(), -1.0f);
-    std::vector<std::string> failures(ranked.size());
-    for (size_t i = 0; i < ranked.size(); ++i) {
-      if (!ranked[i].can_run) continue;
-      float ms = 0;
-      void* ws = workspace;
-      size_t ws_size = workspace_size;
-      tsrStatus_t s = TSR_STATUS_SUCCESS;
-      if (use_pool && ranked[i].workspace > 0) {
-        s = acquire_pool_workspace(*handle, fn, ranked[i].workspace, &ws);
-        ws_size = handle->workspace_pool_size;
-      }
-      if (s == TSR_STATUS_SUCCESS)
-        s = time_kernel(*handle, fn, ranked[i].kernel_id, &problem, &args, ws, ws_size, 5, &ms);
-      if (s == TSR_STATUS_SUCCESS) {
-        times[i] = ms;
-      } else {
-        ranked[i].can_run = false;
-        ranked[i].reason = "failed while measured: " + last_error();
-      }
-    }
-    if (scratch) handle->device->deallocate(handle->device_context(), scratch);
-    clear_error();
+    operation_call call;
+    call.function = fn;
+    call.op = TSR_OP_CONVOLUTION_FORWARD;
+    call.problem = &problem;
+    call.args = &args;
+    call.workspace = workspace;
+    call.workspace_size = workspace_size;
+    std::vector<float> times;
+    if (tsrStatus_t s = measure_candidates(*handle, call, ranked, &times, tuning_limits_from_environment(), 5))
+      return s;
     std::vector<size_t> order(ranked.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {

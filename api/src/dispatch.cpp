@@ -1,6 +1,9 @@
 #include "dispatch.hpp"
 
 #include "call_trace.hpp"
+#include "crosscheck.hpp"
+#include "fallback.hpp"
+#include "tuning.hpp"
 #include "error_state.hpp"
 #include "logging.hpp"
 
@@ -14,8 +17,6 @@ using registry::kernel_verdict;
 using registry::selection_request;
 using registry::selection_result;
 
-namespace {
-
 selection_request make_request(const tsrContext& h, int op, const void* problem, tsrAlgo_t algo,
                                bool check_workspace, size_t workspace_size) {
   selection_request req;
@@ -27,8 +28,11 @@ selection_request make_request(const tsrContext& h, int op, const void* problem,
   req.explicit_kernel = algo;
   req.check_workspace = check_workspace;
   req.workspace_available = workspace_size;
+  req.deterministic_only = h.deterministic_only;
   return req;
 }
+
+namespace {
 
 // The refusal when nothing could be chosen.
 tsrStatus_t refuse(const registry::registry& reg, const char* function, int op,
@@ -46,6 +50,8 @@ tsrStatus_t refuse(const registry::registry& reg, const char* function, int op,
               std::string(function) + ": no kernel can run this " +
                   tsrGetOperationName(static_cast<tsrOperation_t>(op)) + " problem: " + reasons);
 }
+
+}  // namespace
 
 tsrStatus_t run_kernel(tsrContext& h, const registry::registry& reg, const char* function,
                        const registry::kernel_record& k, const void* problem, const void* args,
@@ -71,7 +77,6 @@ tsrStatus_t run_kernel(tsrContext& h, const registry::registry& reg, const char*
                           (message[0] ? message : "no message"));
 }
 
-}  // namespace
 
 namespace {
 // Caller holds the registry's read lock.
@@ -114,12 +119,20 @@ tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
     sel.kernel_id = memo->kernel_id;
     sel.workspace = memo->workspace;
   } else {
-    selection_request req = make_request(h, call.op, call.problem, call.algo, true, available);
-    sel = registry::select_kernel(reg, req);
+    // Cold path: the tuning mode's choice (database or measurement), else the heuristic.
+    if (call.algo == TSR_ALGO_AUTO && h.tuning_mode != TSR_TUNING_HEURISTIC)
+      sel = tuned_choice(h, reg, call, available);
+    if (sel.kernel_id < 0) {
+      selection_request req = make_request(h, call.op, call.problem, call.algo, true, available);
+      sel = registry::select_kernel(reg, req);
+    }
     if (sel.kernel_id >= 0)
       h.selections.insert(call.op, call.algo, available, call.problem, {sel.kernel_id, sel.workspace});
   }
   if (sel.kernel_id < 0) {
+    // Nothing of the device can run it: the host backend may, when the handle allows it.
+    if (h.fallback_allowed && h.kind != TSR_DEVICE_CPU && !sel.workspace_short && call.algo == TSR_ALGO_AUTO)
+      return run_fallback(h, reg, call, sel);
     tsrStatus_t s = refuse(reg, call.function, call.op, sel, call.algo);
     if (tracing) trace_call(reg, h, call, sel, s);
     return s;
@@ -131,9 +144,13 @@ tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
     workspace_size = h.workspace_pool_size;
   }
   const registry::kernel_record& k = reg.kernels()[sel.kernel_id];
+  host_staged_call snapshot;
+  const bool crosschecking = h.crosscheck != TSR_CROSSCHECK_OFF &&
+                             crosscheck_snapshot(h, call, &snapshot) == TSR_STATUS_SUCCESS;
   tsrStatus_t s =
       run_kernel(h, reg, call.function, k, call.problem, call.args, workspace, workspace_size);
   if (tracing) trace_call(reg, h, call, sel, s);
+  if (crosschecking && s == TSR_STATUS_SUCCESS) crosscheck_compare(h, reg, call, sel.kernel_id, snapshot);
   return s;
 }
 

@@ -28,6 +28,17 @@ struct operation_call {
   describe_fn describe = nullptr;
 };
 
+// The selection request of a call on this handle (its preference, deterministic-only setting and
+// unavailable backends).
+registry::selection_request make_request(const tsrContext& h, int op, const void* problem, tsrAlgo_t algo,
+                                         bool check_workspace, size_t workspace_size);
+
+// Runs one kernel on the handle's context for that plugin; a failure is an execution failure
+// with the kernel's message.
+tsrStatus_t run_kernel(tsrContext& h, const registry::registry& reg, const char* function,
+                       const registry::kernel_record& k, const void* problem, const void* args,
+                       void* workspace, size_t workspace_size);
+
 // Runs the call. Before the kernel runs, nothing is written; on a refusal the message lists
 // every kernel's reason.
 tsrStatus_t dispatch(tsrContext& handle, const operation_call& call);

@@ -13,6 +13,7 @@
 #include <tessera/tessera.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -46,6 +47,17 @@ struct tsrContext {
   size_t workspace_pool_size = 0;
   size_t workspace_limit = size_t(1) << 30;
 
+  // Selection policy (tsrSetTuningMode, tsrSetDeterministic, tsrSetFallback, tsrSetCrossCheck);
+  // defaults from the environment at creation.
+  tsrTuningMode_t tuning_mode = TSR_TUNING_DATABASE;
+  bool deterministic_only = false;
+  bool fallback_allowed = false;
+  tsrCrossCheckMode_t crosscheck = TSR_CROSSCHECK_OFF;
+  tsrCrossCheckCounts_t crosscheck_counts{sizeof(tsrCrossCheckCounts_t), 0, 0, 0};
+  std::string fingerprint;  // the device's, for the tuning database (computed on first use)
+  // A CPU handle made on first use, for fallback and cross-check runs on the host backend.
+  std::unique_ptr<tsrContext> host;
+
   void* device_context() const {
     return device_plugin >= 0 ? contexts[static_cast<size_t>(device_plugin)] : nullptr;
   }
@@ -63,6 +75,12 @@ tsrStatus_t check_handle(const char* function, tsrHandle_t handle);
 [[nodiscard]] inline std::unique_lock<std::mutex> lock_handle(tsrContext& handle) {
   return std::unique_lock<std::mutex>(handle.mutex);
 }
+
+// A handle on device `ordinal` of `kind` with the environment's defaults (tsrCreate's work); the
+// caller holds the registry's read lock. destroy_handle frees it, its pool and its contexts.
+tsrStatus_t create_handle(const char* function, const registry::registry& reg, tsrDeviceKind_t kind,
+                          int ordinal, std::unique_ptr<tsrContext>* out);
+void destroy_handle(tsrContext* handle, const registry::registry& reg);
 
 // Makes the handle's workspace pool at least `bytes` large and returns it.
 tsrStatus_t acquire_pool_workspace(tsrContext& handle, const char* function, size_t bytes,

@@ -4,6 +4,10 @@
 #include "logging.hpp"
 #include "validation.hpp"
 
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
 using namespace tessera::api;
 using tessera::registry::registry;
 
@@ -115,7 +119,100 @@ tsrStatus_t device_failure(const char* fn, tsrpStatus_t s, const std::string& wh
   return fail(status, std::string(fn) + ": " + what + " failed (" + tsrGetErrorString(status) + ")");
 }
 
+// The defaults of new handles from the environment, read once per process.
+struct handle_defaults {
+  tsrTuningMode_t tuning = TSR_TUNING_DATABASE;
+  bool deterministic = false;
+  bool fallback = false;
+  tsrCrossCheckMode_t crosscheck = TSR_CROSSCHECK_OFF;
+};
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0 || std::strcmp(v, "true") == 0 ||
+               std::strcmp(v, "yes") == 0);
+}
+
+const handle_defaults& defaults_from_environment() {
+  static const handle_defaults d = [] {
+    handle_defaults out;
+    if (const char* t = std::getenv("TESSERA_TUNING")) {
+      const std::string v = t;
+      if (v == "heuristic") out.tuning = TSR_TUNING_HEURISTIC;
+      else if (v == "database" || v == "db") out.tuning = TSR_TUNING_DATABASE;
+      else if (v == "tune") out.tuning = TSR_TUNING_DATABASE_OR_TUNE;
+      else if (v == "always") out.tuning = TSR_TUNING_ALWAYS;
+      else
+        tessera::log::write(tessera::log::level::warn,
+                            "TESSERA_TUNING='" + v + "' is not heuristic, database, tune or always: using database");
+    }
+    out.deterministic = env_flag("TESSERA_DETERMINISTIC");
+    out.fallback = env_flag("TESSERA_FALLBACK");
+    if (const char* c = std::getenv("TESSERA_CROSSCHECK")) {
+      if (std::strcmp(c, "abort") == 0) out.crosscheck = TSR_CROSSCHECK_ABORT;
+      else if (env_flag("TESSERA_CROSSCHECK")) out.crosscheck = TSR_CROSSCHECK_ON;
+    }
+    return out;
+  }();
+  return d;
+}
+
 }  // namespace
+
+namespace tessera::api {
+
+tsrStatus_t create_handle(const char* fn, const registry::registry& reg, tsrDeviceKind_t kind, int ordinal,
+                          std::unique_ptr<tsrContext>* out) {
+  if (kind != TSR_DEVICE_CPU && kind != TSR_DEVICE_CUDA)
+    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                std::string(fn) + ": kind " + std::to_string(kind) + " is not a tsrDeviceKind_t");
+  int device_plugin = -1;
+  const tsrpDeviceInterface* dev = reg.device_interface(kind, &device_plugin);
+  if (!dev)
+    return fail(TSR_STATUS_NOT_SUPPORTED_NO_DEVICE,
+                std::string(fn) + ": no loaded plugin serves device kind '" + device_kind_name(kind) +
+                    "' (tessera-info lists the plugins and why any was refused)");
+  int32_t count = 0;
+  if (dev->device_count(&count) != TSRP_STATUS_SUCCESS) count = 0;
+  if (ordinal < 0 || ordinal >= count)
+    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                std::string(fn) + ": ordinal " + std::to_string(ordinal) + " out of range: " +
+                    std::to_string(count) + " " + device_kind_name(kind) + " device(s) present");
+  auto h = std::make_unique<tsrContext>();
+  h->kind = kind;
+  h->ordinal = ordinal;
+  h->device = dev;
+  h->device_plugin = device_plugin;
+  ensure_plugin_contexts(*h, reg);
+  if (device_plugin >= 0 && !h->unavailable[static_cast<size_t>(device_plugin)].empty()) {
+    std::string why = h->unavailable[static_cast<size_t>(device_plugin)];
+    destroy_contexts(*h, reg);
+    return fail(TSR_STATUS_EXECUTION_FAILED_DEVICE,
+                std::string(fn) + ": device plugin " + reg.plugins()[device_plugin].name + " could not open " +
+                    device_kind_name(kind) + " device " + std::to_string(ordinal) + ": " + why);
+  }
+  for (const std::string& name : reg.filter().preferred()) {
+    int p = reg.find_plugin(name);
+    if (p >= 0) h->preferred_plugins.push_back(static_cast<size_t>(p));
+  }
+  const handle_defaults& d = defaults_from_environment();
+  h->tuning_mode = d.tuning;
+  h->deterministic_only = d.deterministic;
+  h->fallback_allowed = d.fallback;
+  h->crosscheck = d.crosscheck;
+  *out = std::move(h);
+  return TSR_STATUS_SUCCESS;
+}
+
+void destroy_handle(tsrContext* h, const registry::registry& reg) {
+  if (!h) return;
+  destroy_handle(h->host.release(), reg);
+  release_pool_workspace(*h);
+  destroy_contexts(*h, reg);
+  delete h;
+}
+
+}  // namespace tessera::api
 
 extern "C" {
 
@@ -141,41 +238,10 @@ TSR_API tsrStatus_t tsrCreate(tsrDeviceKind_t kind, int ordinal, tsrHandle_t* ha
   const char* fn = "tsrCreate";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_not_null(fn, "handle", handle)) return s;
-    if (kind != TSR_DEVICE_CPU && kind != TSR_DEVICE_CUDA)
-      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-                  std::string(fn) + ": kind " + std::to_string(kind) + " is not a tsrDeviceKind_t");
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
-    int device_plugin = -1;
-    const tsrpDeviceInterface* dev = reg.device_interface(kind, &device_plugin);
-    if (!dev)
-      return fail(TSR_STATUS_NOT_SUPPORTED_NO_DEVICE,
-                  std::string(fn) + ": no loaded plugin serves device kind '" +
-                      device_kind_name(kind) + "' (tessera-info lists the plugins and why any was refused)");
-    int32_t count = 0;
-    if (dev->device_count(&count) != TSRP_STATUS_SUCCESS) count = 0;
-    if (ordinal < 0 || ordinal >= count)
-      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-                  std::string(fn) + ": ordinal " + std::to_string(ordinal) + " out of range: " +
-                      std::to_string(count) + " " + device_kind_name(kind) + " device(s) present");
-    auto h = std::make_unique<tsrContext>();
-    h->kind = kind;
-    h->ordinal = ordinal;
-    h->device = dev;
-    h->device_plugin = device_plugin;
-    ensure_plugin_contexts(*h, reg);
-    if (device_plugin >= 0 && !h->unavailable[static_cast<size_t>(device_plugin)].empty()) {
-      std::string why = h->unavailable[static_cast<size_t>(device_plugin)];
-      destroy_contexts(*h, reg);
-      return fail(TSR_STATUS_EXECUTION_FAILED_DEVICE,
-                  std::string(fn) + ": device plugin " + reg.plugins()[device_plugin].name +
-                      " could not open " + device_kind_name(kind) + " device " +
-                      std::to_string(ordinal) + ": " + why);
-    }
-    for (const std::string& name : reg.filter().preferred()) {
-      int p = reg.find_plugin(name);
-      if (p >= 0) h->preferred_plugins.push_back(static_cast<size_t>(p));
-    }
+    std::unique_ptr<tsrContext> h;
+    if (tsrStatus_t s = create_handle(fn, reg, kind, ordinal, &h)) return s;
     *handle = h.release();
     return TSR_STATUS_SUCCESS;
   });
@@ -188,9 +254,7 @@ TSR_API tsrStatus_t tsrDestroy(tsrHandle_t handle) {
     // (tessera.h), and a lock destroyed with its owner would not help.
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
-    release_pool_workspace(*handle);
-    destroy_contexts(*handle, reg);
-    delete handle;
+    destroy_handle(handle, reg);
     return TSR_STATUS_SUCCESS;
   });
 }
@@ -270,6 +334,90 @@ TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode) {
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrMathMode_t");
     handle->math_mode = mode;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetTuningMode(tsrHandle_t handle, tsrTuningMode_t mode) {
+  const char* fn = "tsrSetTuningMode";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
+    if (mode < TSR_TUNING_HEURISTIC || mode > TSR_TUNING_ALWAYS)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrTuningMode_t");
+    handle->tuning_mode = mode;
+    handle->selections.clear();
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrGetTuningMode(tsrHandle_t handle, tsrTuningMode_t* mode) {
+  const char* fn = "tsrGetTuningMode";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
+    if (tsrStatus_t s = check_not_null(fn, "mode", mode)) return s;
+    *mode = handle->tuning_mode;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetDeterministic(tsrHandle_t handle, int deterministic_only) {
+  const char* fn = "tsrSetDeterministic";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
+    if (deterministic_only != 0 && deterministic_only != 1)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": deterministic_only is " + std::to_string(deterministic_only) +
+                      ", expected 0 or 1");
+    handle->deterministic_only = deterministic_only == 1;
+    handle->selections.clear();
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetFallback(tsrHandle_t handle, int allowed) {
+  const char* fn = "tsrSetFallback";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
+    if (allowed != 0 && allowed != 1)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": allowed is " + std::to_string(allowed) + ", expected 0 or 1");
+    handle->fallback_allowed = allowed == 1;
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrSetCrossCheck(tsrHandle_t handle, tsrCrossCheckMode_t mode) {
+  const char* fn = "tsrSetCrossCheck";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
+    if (mode < TSR_CROSSCHECK_OFF || mode > TSR_CROSSCHECK_ABORT)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrCrossCheckMode_t");
+    handle->crosscheck = mode;
+    // Cross-checked calls take the full dispatch path; memoized choices stay valid.
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
+TSR_API tsrStatus_t tsrGetCrossCheckCounts(tsrHandle_t handle, tsrCrossCheckCounts_t* counts) {
+  const char* fn = "tsrGetCrossCheckCounts";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
+    if (tsrStatus_t s = check_not_null(fn, "counts", counts)) return s;
+    if (counts->struct_size < sizeof(tsrCrossCheckCounts_t))
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": counts->struct_size is " + std::to_string(counts->struct_size) +
+                      ", expected sizeof(tsrCrossCheckCounts_t) = " + std::to_string(sizeof(tsrCrossCheckCounts_t)));
+    const size_t size = counts->struct_size;
+    *counts = handle->crosscheck_counts;
+    counts->struct_size = size;
     return TSR_STATUS_SUCCESS;
   });
 }

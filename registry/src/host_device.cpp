@@ -1,5 +1,7 @@
 #include "host_device.hpp"
 
+#include "tuning_db.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,10 +66,17 @@ tsrpStatus_t host_event_elapsed(void*, void* start, void* end, float* ms) {
 
 void host_event_destroy(void*, void* event) { delete static_cast<clock::time_point*>(event); }
 
+// The CPU's model and core count: what makes one machine's tuning differ from another's.
+tsrpStatus_t host_fingerprint(int32_t, char* text, size_t size) {
+  std::snprintf(text, size, "%s", cpu_device_fingerprint().c_str());
+  return TSRP_STATUS_SUCCESS;
+}
+
 const tsrpDeviceInterface k_host = {
     sizeof(tsrpDeviceInterface), host_count,       host_name,       host_allocate,
     host_deallocate,             host_copy,        host_copy,       host_sync,
-    host_event_create,           host_event_record, host_event_elapsed, host_event_destroy};
+    host_event_create,           host_event_record, host_event_elapsed, host_event_destroy,
+    host_fingerprint};
 
 }  // namespace
 

@@ -5,7 +5,8 @@
 namespace tessera::registry {
 namespace {
 
-// Visits candidates in preference order; stops when `visit` returns false.
+// Visits candidates in preference order with the rank of their backend in that order; stops
+// when `visit` returns false.
 template <typename Visit>
 void for_each_candidate(const registry& reg, const selection_request& req, Visit&& visit) {
   const std::vector<int64_t>& ids = reg.kernels_for(req.op);
@@ -16,16 +17,28 @@ void for_each_candidate(const registry& reg, const selection_request& req, Visit
   };
   const std::vector<size_t> none;
   const std::vector<size_t>& preferred = req.preferred_plugins ? *req.preferred_plugins : none;
-  for (size_t plugin : preferred)
+  size_t group = 0;
+  for (size_t plugin : preferred) {
     for (int64_t id : ids)
       if (kernels[id].plugin_index == plugin && serves(kernels[id]))
-        if (!visit(kernels[id])) return;
+        if (!visit(kernels[id], group)) return;
+    ++group;
+  }
+  // The others by load order: a plugin's rank is preferred.size() + its index.
   for (int64_t id : ids) {
     const kernel_record& k = kernels[id];
     if (!serves(k)) continue;
     if (std::find(preferred.begin(), preferred.end(), k.plugin_index) != preferred.end()) continue;
-    if (!visit(k)) return;
+    if (!visit(k, group + k.plugin_index)) return;
   }
+}
+
+// Estimates rank within a backend; no estimate ranks after every estimate, in table order.
+bool ranks_before(const kernel_verdict& a, const kernel_verdict& b) {
+  if (a.group != b.group) return a.group < b.group;
+  const bool ea = a.estimate_us >= 0.0, eb = b.estimate_us >= 0.0;
+  if (ea != eb) return ea;
+  return ea && a.estimate_us < b.estimate_us;
 }
 
 kernel_verdict judge(const registry& reg, const kernel_record& k, const selection_request& req) {
@@ -67,6 +80,10 @@ kernel_verdict judge(const registry& reg, const kernel_record& k, const selectio
     }
     v.workspace = bytes;
   }
+  if (req.deterministic_only && !(k.kernel.flags & TSRP_KERNEL_DETERMINISTIC)) {
+    v.reason = "not deterministic (the handle asks for deterministic kernels only)";
+    return v;
+  }
   if (req.check_workspace && v.workspace > req.workspace_available) {
     v.workspace_short = true;
     v.reason = "needs " + std::to_string(v.workspace) + " bytes of workspace, " +
@@ -74,6 +91,14 @@ kernel_verdict judge(const registry& reg, const kernel_record& k, const selectio
     return v;
   }
   v.can_run = true;
+  if (k.kernel.estimate_us) {
+    try {
+      const double us = k.kernel.estimate_us(k.kernel.user_data, req.problem);
+      v.estimate_us = us >= 0.0 ? us : -1.0;
+    } catch (...) {
+      v.estimate_us = -1.0;
+    }
+  }
   return v;
 }
 
@@ -92,28 +117,42 @@ selection_result select_kernel(const registry& reg, const selection_request& req
     }
     return result;
   }
-  for_each_candidate(reg, req, [&](const kernel_record& k) {
+  // The first backend with a runnable kernel runs the problem; its remaining kernels are judged
+  // too, so that the estimates can choose among them.
+  kernel_verdict best;
+  bool found = false;
+  for_each_candidate(reg, req, [&](const kernel_record& k, size_t group) {
+    if (found && group != best.group) return false;
     kernel_verdict v = judge(reg, k, req);
+    v.group = group;
     if (v.can_run) {
-      result.kernel_id = v.kernel_id;
-      result.workspace = v.workspace;
-      return false;
+      if (!found || ranks_before(v, best)) best = v;
+      found = true;
+      return true;
     }
     result.workspace_short |= v.workspace_short;
     result.declined.push_back(std::move(v));
     return true;
   });
+  if (found) {
+    result.kernel_id = best.kernel_id;
+    result.workspace = best.workspace;
+  }
   return result;
 }
 
 std::vector<kernel_verdict> rank_candidates(const registry& reg, const selection_request& req) {
   std::vector<kernel_verdict> all;
-  for_each_candidate(reg, req, [&](const kernel_record& k) {
-    all.push_back(judge(reg, k, req));
+  for_each_candidate(reg, req, [&](const kernel_record& k, size_t group) {
+    kernel_verdict v = judge(reg, k, req);
+    v.group = group;
+    all.push_back(std::move(v));
     return true;
   });
-  // Runnable first, keeping preference order within each group.
-  std::stable_partition(all.begin(), all.end(), [](const kernel_verdict& v) { return v.can_run; });
+  // Runnable first, in the order select_kernel prefers them; the rest in preference order.
+  auto runnable_end =
+      std::stable_partition(all.begin(), all.end(), [](const kernel_verdict& v) { return v.can_run; });
+  std::stable_sort(all.begin(), runnable_end, ranks_before);
   return all;
 }
 

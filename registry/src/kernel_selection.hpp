@@ -1,9 +1,12 @@
 // Selection policy: which kernel runs a problem. Candidates are the kernels of the operation
 // whose plugin serves the handle's device kind: first those of the preferred backends in the
 // order given, then the rest in load order, each plugin's kernels in its own table order (a
-// plugin lists its kernels best first, as oneDNN's implementation lists do). The first that
-// can run the problem, and whose workspace fits, wins. Every refusal is kept with its reason so
-// that "not supported" can say why, kernel by kernel.
+// plugin lists its kernels best first, as oneDNN's implementation lists do). The first backend
+// with a kernel that can run the problem, and whose workspace fits, runs it; among that
+// backend's runnable kernels the one with the smallest cost estimate (tsrpKernel.estimate_us)
+// wins, kernels without an estimate following in table order. Deterministic-only handles skip
+// kernels without TSRP_KERNEL_DETERMINISTIC. Every refusal is kept with its reason so that
+// "not supported" can say why, kernel by kernel.
 #pragma once
 
 #include "registry.hpp"
@@ -18,6 +21,8 @@ struct kernel_verdict {
   bool can_run = false;
   bool workspace_short = false;  // could run, but needs more workspace than given
   size_t workspace = 0;
+  double estimate_us = -1.0;     // the kernel's own estimate when it can run; -1: none
+  size_t group = 0;              // rank of its backend in the preference order
   std::string reason;            // why it declined
 };
 
@@ -31,6 +36,7 @@ struct selection_request {
   int64_t explicit_kernel = -1;      // tsrAlgo_t, or -1 for automatic choice
   bool check_workspace = true;
   size_t workspace_available = 0;
+  bool deterministic_only = false;   // decline kernels without TSRP_KERNEL_DETERMINISTIC
 };
 
 struct selection_result {
@@ -43,7 +49,8 @@ struct selection_result {
 // Caller holds the registry's read lock.
 selection_result select_kernel(const registry& reg, const selection_request& request);
 
-// Every candidate in preference order with its verdict (for get-algorithm and find).
+// Every candidate with its verdict, runnable first in the order select_kernel would prefer them
+// (backend preference, then estimate), then the rest in preference order (get-algorithm, find).
 std::vector<kernel_verdict> rank_candidates(const registry& reg, const selection_request& request);
 
 // "onednn/conv_fwd: reason; cuda/conv_fwd_direct: reason" (for messages).

@@ -19,6 +19,7 @@ constexpr long long k_default_timeout_ms = 30000;
 struct pending_load {
   std::string path;
   tsrpHostOffer offer{};
+  plugin_file_loader load = load_plugin_file;
   std::mutex mutex;
   std::condition_variable finished_cv;
   bool finished = false;
@@ -38,7 +39,7 @@ void keep_mapped(std::shared_ptr<boost::dll::shared_library> library) {
 void run_load(const std::shared_ptr<pending_load>& job) {
   load_outcome outcome;
   try {
-    outcome = load_plugin_file(job->path, job->offer);
+    outcome = job->load(job->path, job->offer);
   } catch (const std::exception& e) {
     outcome.ok = false;
     outcome.reason = std::string("loading failed: ") + e.what();
@@ -81,17 +82,18 @@ std::chrono::milliseconds plugin_load_timeout() {
 }
 
 load_outcome load_plugin_file_within(const std::string& path, const tsrpHostOffer& offer,
-                                     std::chrono::milliseconds timeout) {
-  if (timeout.count() == 0) return load_plugin_file(path, offer);
+                                     std::chrono::milliseconds timeout, plugin_file_loader load) {
+  if (timeout.count() == 0) return load(path, offer);
   auto job = std::make_shared<pending_load>();
   job->path = path;
+  job->load = load;
   job->offer = offer;  // the helper's own copy: the caller's may be gone when it reads it
   try {
     std::thread([job] { run_load(job); }).detach();
   } catch (const std::system_error& e) {
     log::write(log::level::warn, "plugin " + path + ": no thread for a timed load (" + e.what() +
                                      "); loading without a timeout");
-    return load_plugin_file(path, offer);
+    return load(path, offer);
   }
   std::unique_lock<std::mutex> lock(job->mutex);
   if (!job->finished_cv.wait_for(lock, timeout, [&] { return job->finished; })) {

@@ -19,8 +19,13 @@ namespace tessera::registry {
 // load then runs in the caller's thread).
 std::chrono::milliseconds plugin_load_timeout();
 
-// load_plugin_file, given at most `timeout` (zero: no limit).
+// What loads one file: load_plugin_file, or a wrapper of it that must run in the thread that
+// runs the plugin's code.
+using plugin_file_loader = load_outcome (*)(const std::string& path, const tsrpHostOffer& offer);
+
+// `load(path, offer)`, given at most `timeout` (zero: no limit, in the caller's thread).
 load_outcome load_plugin_file_within(const std::string& path, const tsrpHostOffer& offer,
-                                     std::chrono::milliseconds timeout);
+                                     std::chrono::milliseconds timeout,
+                                     plugin_file_loader load = load_plugin_file);
 
 }  // namespace tessera::registry

@@ -10,7 +10,17 @@
 namespace tessera::registry {
 namespace {
 
+// While a plugin's entry point runs, what it logs at warn level or above is also collected here:
+// a refusal's status alone ("entry point refused (status 3000)") says nothing of why, and the
+// plugin's own words (e.g. the cuDNN plugin's "libcudnn.so.9 not found ...") then become part of
+// the reason that tsrGetPluginInfo and tessera-info show.
+thread_local std::string* entry_point_words = nullptr;
+
 void host_log(int32_t level, const char* plugin, const char* message) {
+  if (entry_point_words && level >= TSRP_LOG_WARN && message && *message) {
+    if (!entry_point_words->empty()) *entry_point_words += "; ";
+    *entry_point_words += message;
+  }
   log::level lvl = log::level::info;
   switch (level) {
     case TSRP_LOG_TRACE: lvl = log::level::trace; break;
@@ -27,6 +37,24 @@ std::string absolute_path(const std::string& given_path) {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::absolute(given_path, ec);
   return ec ? given_path : p.lexically_normal().string();
+}
+
+// load_plugin_file, collecting the entry point's words into a refusal's reason. It runs in the
+// thread that runs the plugin's code (the timed load's helper), where entry_point_words lives.
+load_outcome load_collecting_words(const std::string& path, const tsrpHostOffer& offer) {
+  std::string words;
+  entry_point_words = &words;
+  load_outcome outcome;
+  try {
+    outcome = load_plugin_file(path, offer);
+  } catch (...) {
+    entry_point_words = nullptr;
+    throw;
+  }
+  entry_point_words = nullptr;
+  if (!outcome.ok && !words.empty() && outcome.reason.rfind("entry point refused", 0) == 0)
+    outcome.reason += ": " + words;
+  return outcome;
 }
 
 tsrpHostOffer make_offer() {
@@ -63,7 +91,7 @@ void registry::discover_locked() {
       if (loaded_locked(path)) continue;
       // Nothing else can use the registry while it is being constructed: holding the lock while
       // the plugin's code runs blocks nobody.
-      add_locked(path, load_plugin_file_within(path, make_offer(), plugin_load_timeout()));
+      add_locked(path, load_plugin_file_within(path, make_offer(), plugin_load_timeout(), load_collecting_words));
     }
   }
 }
@@ -105,7 +133,7 @@ load_result registry::load(const std::string& given_path) {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     if (loaded_locked(path)) return {true, {}};  // loading the same file twice is a no-op
   }
-  load_outcome outcome = load_plugin_file_within(path, make_offer(), plugin_load_timeout());
+  load_outcome outcome = load_plugin_file_within(path, make_offer(), plugin_load_timeout(), load_collecting_words);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   return add_locked(path, std::move(outcome));
 }

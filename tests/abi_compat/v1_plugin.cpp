@@ -1,5 +1,5 @@
 // A plugin built against the frozen ABI 1 header (tests/abi_compat/v1/tessera/plugin_abi.h, the
-// header as Tessera 0.1 shipped it). The host speaks ABI 2 now and must still load it and run its
+// header as Tessera 0.1 shipped it). The host speaks a later ABI now and must still load it and run its
 // kernel: nothing of ABI 1 changed, only things were appended.
 #include <tessera/plugin_abi.h>
 

@@ -1,8 +1,10 @@
 // Softmax and log-softmax, forward and backward, on every kernel of every loaded backend,
 // through the C API, against the naive reference (tests/reference/reference_softmax.hpp): both
 // modes (over channels, over an instance), every algorithm, fp32/fp16/bf16, NCHW, NHWC and mixed
-// layouts, 2-D to 5-D shapes including size-1 dims and a 1000-class classifier, two alpha/beta
-// pairs. Outputs are poisoned with NaN when beta is 0. Backward is fed a real forward output.
+// layouts, 2-D to 5-D shapes including size-1 dims, a 1000-class classifier, more channels than a
+// thread keeps in registers, and rows longer than a warp's 1024 and a block's 8192 register-held
+// elements, two alpha/beta pairs. Outputs are poisoned with NaN when beta is 0. Backward is fed a
+// real forward output.
 #include "backend_fixture.hpp"
 #include "reference_softmax.hpp"
 #include "tensor_fill.hpp"
@@ -29,6 +31,8 @@ const std::vector<int64_t> k_softmax_shapes[] = {
     {1, 3, 5, 1, 7},   // 5-D with a size-1 dim
     {3, 5, 4, 6},      // channels not a multiple of 8
     {2, 1, 3, 3},      // a single channel
+    {2, 40, 6, 6},     // 40 channels (NCHW: more than a thread holds), instance rows of 1440
+    {2, 9000},         // rows longer than a block holds in registers (streamed, re-read)
 };
 
 bool run_case(tsrHandle_t h, const tsrKernelInfo_t& k, bool backward, tsrSoftmaxAlgorithm_t algorithm,

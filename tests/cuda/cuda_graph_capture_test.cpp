@@ -4,6 +4,12 @@
 // warm-up call (which lets the handle's workspace pool grow outside the capture), new inputs are
 // copied in, the graph is replayed twice, and the results are checked against the naive
 // reference both times. Skips without a GPU.
+//
+// Built twice (tests/CMakeLists.txt): with TESSERA_APP_USES_DRIVER_API the application side
+// (stream, capture, graph) speaks the driver API, so the process holds one CUDA runtime, the
+// plugin's; without it the application links its own static CUDA runtime, as a framework
+// would, and the process holds two. Each is its own binary so that a fault in one cannot hide
+// the other.
 #include "backend_fixture.hpp"
 #include "reference_activation.hpp"
 #include "reference_convolution.hpp"
@@ -13,10 +19,16 @@
 
 #include <tessera/tessera.hpp>
 
+#ifdef TESSERA_APP_USES_DRIVER_API
+#include <cuda.h>
+#include <dlfcn.h>
+#else
 #include <cuda_runtime_api.h>
+#endif
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -25,17 +37,105 @@ namespace ref = tessera::reference;
 
 namespace {
 
+// The application's side of the test: a stream and the capture/replay calls, in the driver API
+// or the runtime API.
+#ifdef TESSERA_APP_USES_DRIVER_API
+// libcuda is opened at run time, so that the binary starts (and skips) on machines without a
+// driver, as the CI machine is.
+struct driver_api {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  template <typename F>
+  F get(const char* name) const {
+    return library ? reinterpret_cast<F>(dlsym(library, name)) : nullptr;
+  }
+  decltype(&cuInit) init = get<decltype(&cuInit)>("cuInit");
+  decltype(&cuGetErrorString) error_string = get<decltype(&cuGetErrorString)>("cuGetErrorString");
+  decltype(&cuDeviceGet) device_get = get<decltype(&cuDeviceGet)>("cuDeviceGet");
+  decltype(&cuDevicePrimaryCtxRetain) retain = get<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+  decltype(&cuDevicePrimaryCtxRelease) release =
+      get<decltype(&cuDevicePrimaryCtxRelease)>("cuDevicePrimaryCtxRelease_v2");
+  decltype(&cuCtxSetCurrent) set_current = get<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent");
+  decltype(&cuStreamCreate) stream_create = get<decltype(&cuStreamCreate)>("cuStreamCreate");
+  decltype(&cuStreamDestroy) stream_destroy = get<decltype(&cuStreamDestroy)>("cuStreamDestroy_v2");
+  decltype(&cuStreamSynchronize) stream_synchronize = get<decltype(&cuStreamSynchronize)>("cuStreamSynchronize");
+  decltype(&cuStreamBeginCapture) begin_capture = get<decltype(&cuStreamBeginCapture)>("cuStreamBeginCapture_v2");
+  decltype(&cuStreamEndCapture) end_capture = get<decltype(&cuStreamEndCapture)>("cuStreamEndCapture");
+  decltype(&cuGraphGetNodes) graph_nodes = get<decltype(&cuGraphGetNodes)>("cuGraphGetNodes");
+  decltype(&cuGraphInstantiate) instantiate = get<decltype(&cuGraphInstantiate)>("cuGraphInstantiateWithFlags");
+  decltype(&cuGraphLaunch) launch = get<decltype(&cuGraphLaunch)>("cuGraphLaunch");
+  decltype(&cuGraphExecDestroy) exec_destroy = get<decltype(&cuGraphExecDestroy)>("cuGraphExecDestroy");
+  decltype(&cuGraphDestroy) graph_destroy = get<decltype(&cuGraphDestroy)>("cuGraphDestroy");
+  bool complete() const {
+    return init && error_string && device_get && retain && release && set_current && stream_create &&
+           stream_destroy && stream_synchronize && begin_capture && end_capture && graph_nodes && instantiate &&
+           launch && exec_destroy && graph_destroy;
+  }
+};
+const driver_api& driver() {
+  static const driver_api api;
+  return api;
+}
+
+using app_stream = CUstream;
+using app_graph = CUgraph;
+using app_graph_exec = CUgraphExec;
+#define ASSERT_CUDA(call)                                                        \
+  do {                                                                           \
+    const CUresult e_ = (call);                                                  \
+    const char* text_ = nullptr;                                                 \
+    driver().error_string(e_, &text_);                                           \
+    ASSERT_EQ(e_, CUDA_SUCCESS) << #call << ": " << (text_ ? text_ : "?");       \
+  } while (0)
+#define APP_STREAM_SYNCHRONIZE driver().stream_synchronize
+#define APP_BEGIN_CAPTURE(s) driver().begin_capture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)
+#define APP_END_CAPTURE driver().end_capture
+#define APP_GRAPH_NODE_COUNT(g, n) driver().graph_nodes(g, nullptr, n)
+#define APP_GRAPH_INSTANTIATE(e, g) driver().instantiate(e, g, 0)
+#define APP_GRAPH_LAUNCH driver().launch
+#define APP_GRAPH_EXEC_DESTROY driver().exec_destroy
+#define APP_GRAPH_DESTROY driver().graph_destroy
+
+// The device's primary context (the one the plugin's runtime uses), current on this thread.
+struct stream_owner {
+  CUstream s = nullptr;
+  CUcontext ctx = nullptr;
+  CUdevice dev = 0;
+  stream_owner() {
+    const driver_api& d = driver();
+    if (!d.complete() || d.init(0) != CUDA_SUCCESS || d.device_get(&dev, 0) != CUDA_SUCCESS) return;
+    if (d.retain(&ctx, dev) != CUDA_SUCCESS) return;
+    d.set_current(ctx);
+    d.stream_create(&s, CU_STREAM_NON_BLOCKING);
+  }
+  ~stream_owner() {
+    if (s) driver().stream_destroy(s);
+    if (ctx) driver().release(dev);
+  }
+};
+#else
+using app_stream = cudaStream_t;
+using app_graph = cudaGraph_t;
+using app_graph_exec = cudaGraphExec_t;
 #define ASSERT_CUDA(call)                                                        \
   do {                                                                           \
     const cudaError_t e_ = (call);                                               \
     ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);       \
   } while (0)
+#define APP_STREAM_SYNCHRONIZE cudaStreamSynchronize
+#define APP_BEGIN_CAPTURE(s) cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal)
+#define APP_END_CAPTURE cudaStreamEndCapture
+#define APP_GRAPH_NODE_COUNT(g, n) cudaGraphGetNodes(g, nullptr, n)
+#define APP_GRAPH_INSTANTIATE(e, g) cudaGraphInstantiate(e, g, 0)
+#define APP_GRAPH_LAUNCH cudaGraphLaunch
+#define APP_GRAPH_EXEC_DESTROY cudaGraphExecDestroy
+#define APP_GRAPH_DESTROY cudaGraphDestroy
 
 struct stream_owner {
   cudaStream_t s = nullptr;
   stream_owner() { cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
   ~stream_owner() { cudaStreamDestroy(s); }
 };
+#endif
 
 struct act_desc_owner {
   tsrActivationDescriptor_t d = nullptr;
@@ -57,6 +157,8 @@ struct conv_desc_owner {
 };
 
 TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
+  // Unbuffered, so that the log shows how far a crashing run got.
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
   int devices = 0;
   ASSERT_OK(tsrGetDeviceCount(TSR_DEVICE_CUDA, &devices));
   if (devices == 0) GTEST_SKIP() << "no CUDA device";
@@ -106,17 +208,19 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   bw.upload(w);
   bz.upload(z0);
   enqueue_chain();
-  ASSERT_CUDA(cudaStreamSynchronize(stream.s));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  std::printf("warm-up chain ran\n");
 
-  cudaGraph_t graph = nullptr;
-  ASSERT_CUDA(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeGlobal));
+  app_graph graph = nullptr;
+  ASSERT_CUDA(APP_BEGIN_CAPTURE(stream.s));
   enqueue_chain();
-  ASSERT_CUDA(cudaStreamEndCapture(stream.s, &graph));
+  ASSERT_CUDA(APP_END_CAPTURE(stream.s, &graph));
   size_t nodes = 0;
-  ASSERT_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
+  ASSERT_CUDA(APP_GRAPH_NODE_COUNT(graph, &nodes));
   EXPECT_GE(nodes, 3u) << "every call should have added at least one kernel node";
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  app_graph_exec exec = nullptr;
+  ASSERT_CUDA(APP_GRAPH_INSTANTIATE(&exec, graph));
+  std::printf("captured %zu nodes\n", nodes);
 
   // Fresh inputs, then two replays: z accumulates 3 * relu(conv) twice on top of z0.
   ref::fill_integers(x, ref::fill_spec{-4, 4, 1.0}, 11);
@@ -125,9 +229,10 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   bx.upload(x);
   bw.upload(w);
   bz.upload(z0);
-  ASSERT_CUDA(cudaGraphLaunch(exec, stream.s));
-  ASSERT_CUDA(cudaGraphLaunch(exec, stream.s));
-  ASSERT_CUDA(cudaStreamSynchronize(stream.s));
+  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream.s));
+  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream.s));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  std::printf("replayed twice\n");
 
   ref::host_tensor conv(p.y);
   std::string error;
@@ -142,10 +247,11 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   const ref::compare_result r = ref::compare(got, expected, ref::tolerance{0.0, 0.0});
   EXPECT_TRUE(r.ok()) << r.message;
 
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  APP_GRAPH_EXEC_DESTROY(exec);
+  APP_GRAPH_DESTROY(graph);
   tsrSetStream(h, nullptr);
   tsrDestroy(h);
+  std::printf("handle destroyed\n");
 }
 
 }  // namespace

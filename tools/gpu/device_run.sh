@@ -7,15 +7,28 @@
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
 #             cuDNN per-call overhead anchor, and the ratio table
-# Logs go to $OUT; a short table comes last.
+# A short table comes last.
 #   device tool: command "bash tools/gpu/device_run.sh tests sanitize", carry [".carry"]
 set -u
 c=.carry
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
+# Every log goes to $out; what comes back (the device tool returns at most 8 files) is $OUT's
+# logs.tar.gz of all of them plus the few files the summary is made of.
+OUT=${OUT:-/tmp/out}
+out=/tmp/tessera_logs
+rm -rf "$out"
+mkdir -p "$out" "$OUT"
 phases=${*:-tests bench}
+# stage_for_device.sh packs bin/, lib/ and tests/ into one archive (see there).
+if [ -f "$c/bundle.tar.xz" ] && [ ! -d "$c/bin" ]; then
+  tar -C "$c" -xJf "$c/bundle.tar.xz" || python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$c/bundle.tar.xz" "$c"
+fi
 export LD_LIBRARY_PATH="$PWD/$c/lib:${LD_LIBRARY_PATH:-}"
 export TESSERA_LOG_LEVEL=${TESSERA_LOG_LEVEL:-warn}
+# cuDNN lives in the machine's Python environment; the cudnn plugin opens it from there.
+cudnn_lib=$(bash tools/gpu/find_cudnn.sh 2>/dev/null)
+if [ -n "$cudnn_lib" ]; then
+  export TESSERA_CUDNN_LIBRARY="$cudnn_lib/libcudnn.so.9" LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
+fi
 declare -a rows
 row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); }
 has() { [[ " $phases " == *" $1 "* ]]; }
@@ -30,6 +43,8 @@ if has tests; then
     case "$name" in
       # Host-only logic that finds its helpers by build-tree paths; CI runs them.
       tessera_abi_compat_test|tessera_tuning_db_test|tessera_tuning_db_worker) continue ;;
+      # Host-only selection-policy logic on a test device plugin that is not carried; CI runs it.
+      tessera_selection_policy_test|tessera_selection_policy_worker) continue ;;
     esac
     envs=()
     case "$name" in
@@ -41,9 +56,16 @@ if has tests; then
     args=()
     # The *Validation suites exercise CPU handles with the oneDNN plugin, which is not carried (its
     # 55 MB libdnnl does not fit the carry); CI runs them.
-    [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*')
+    # The cudnn backend's sweep runs as a step of its own below (its own time limit).
+    [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*:*/cudnn')
     env "${envs[@]}" timeout 300 "$t" "${args[@]}" > "$out/$name.log" 2>&1
     rc=$?
+    # A crash (not a timeout): rerun under cuda-gdb for the backtrace.
+    if [ $rc -ge 128 ] && [ $rc -ne 124 ] && command -v cuda-gdb >/dev/null; then
+      env "${envs[@]}" timeout 120 cuda-gdb -batch -ex run -ex bt -ex 'info threads' --args "$t" "${args[@]}" \
+          > "$out/$name.gdb.log" 2>&1
+      grep -A25 -E 'received signal|^#0' "$out/$name.gdb.log" | head -40
+    fi
     summary=$(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/$name.log" | tr '\n' ' ' | cut -c1-100)
     row "$name" "rc=$rc $summary"
     if [ $rc -ne 0 ]; then
@@ -51,19 +73,36 @@ if has tests; then
       grep -B2 -A6 -E 'Failure$' "$out/$name.log" | head -150
     fi
   done
+  if [ -n "${TESSERA_CUDNN_LIBRARY:-}" ]; then
+    timeout 300 "$c/bin/tessera_conformance_test" --gtest_filter='*/cudnn:CudnnPlugin*' \
+        > "$out/tessera_conformance_cudnn.log" 2>&1
+    rc=$?
+    row "conformance (cudnn backend)" "rc=$rc $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/tessera_conformance_cudnn.log" | tr '\n' ' ' | cut -c1-90)"
+    [ $rc -ne 0 ] && grep -E '^\[  FAILED  \]' "$out/tessera_conformance_cudnn.log" | head -40
+    grep -h '^\[ conform' "$out/tessera_conformance_cudnn.log" > "$out/conformance_tally_cudnn.txt" 2>/dev/null
+  fi
   grep -h '^\[ conform' "$out/tessera_conformance_test.log" > "$out/conformance_tally.txt" 2>/dev/null
-  cat "$out/conformance_tally.txt" | cut -c1-150
+  # Kernels that ran nothing are worth a look; the whole tally is in the logs.
+  grep -E ': 0 cases ran' "$out/conformance_tally.txt" | cut -c1-200
 fi
 
 if has sanitize && command -v compute-sanitizer >/dev/null; then
+  # memcheck and racecheck over the CUDA backend's sweep, side by side (each is mostly host-bound).
   for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
-        --gtest_filter='*cuda*:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1
-    row "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY|hazards' "$out/sanitizer_$tool.log" | tail -1)"
+    timeout 420 compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1 &
   done
-  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
+  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
       > "$out/sanitizer_graph.log" 2>&1
   row "compute-sanitizer graph test" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_graph.log" | tail -1)"
+  timeout 120 compute-sanitizer --tool initcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
+      > "$out/sanitizer_initcheck_graph.log" 2>&1
+  row "compute-sanitizer initcheck graph" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_initcheck_graph.log" | tail -1)"
+  wait
+  for tool in memcheck racecheck; do
+    row "compute-sanitizer $tool" "$(grep -E 'ERROR SUMMARY|hazards|PASSED|FAILED  \]' "$out/sanitizer_$tool.log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
+    grep -m5 -B2 -A8 -E '^========= (Invalid|Race|Error)' "$out/sanitizer_$tool.log" | head -40
+  done
 fi
 
 if has bench; then
@@ -76,14 +115,33 @@ if has bench; then
   timeout 150 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --batch="$c/suites/resnet50_mb256.txt" \
       > "$out/bench_resnet50_mb256.txt" 2>&1
   row "tessera-bench R50 N256 fp16" "rc=$? $(tail -1 "$out/bench_resnet50_mb256.txt")"
-  timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
+  # The 128x64 tile on every layer it can run, to see where it beats the default choice.
+  timeout 100 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
+      --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_128x64.txt" 2>&1
+  row "tessera-bench R50 N256 128x64 tile" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_128x64.txt")"
+  # The same layers through the cuDNN plugin, in this process's method (side by side).
+  timeout 150 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cudnn --batch="$c/suites/resnet50_mb256.txt" \
+      > "$out/bench_resnet50_mb256_cudnn.txt" 2>&1
+  row "tessera-bench R50 N256 via cudnn" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_cudnn.txt")"
+  timeout 100 "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
+  row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
+  OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
   row "anchor subset (torch/cuDNN)" "rc=$?"
-  if [ -f "$c/anchors/cudnn_overhead.cpp" ] && command -v nvcc >/dev/null; then
-    cudnn_dir=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
-    if [ -n "$cudnn_dir" ] && nvcc -O2 -o /tmp/cudnn_overhead "$c/anchors/cudnn_overhead.cpp" \
-        -I"$cudnn_dir/include" -L"$cudnn_dir/lib" -l:libcudnn.so.9 > "$out/cudnn_overhead_build.txt" 2>&1; then
-      LD_LIBRARY_PATH="$cudnn_dir/lib:$LD_LIBRARY_PATH" timeout 60 /tmp/cudnn_overhead > "$out/cudnn_overhead.txt" 2>&1
-      row "cudnn overhead anchor" "$(grep -E 'conv_fwd_host_us' "$out/cudnn_overhead.txt")"
+  # Per-call host cost: Tessera (our kernels, and cuDNN through its plugin) and cuDNN's own API,
+  # the same tiny problem, in this run.
+  timeout 60 "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera.txt" 2>&1
+  row "tessera call overhead (cuda)" "$(grep -E 'conv_fwd_host|find_ms' "$out/call_overhead_tessera.txt" | tr '\n' ' ' | cut -c1-110)"
+  timeout 60 "$c/bin/tessera-call-overhead" --backend=cudnn > "$out/call_overhead_tessera_cudnn.txt" 2>&1
+  row "tessera call overhead (cudnn plugin)" "$(grep -E 'conv_fwd_host' "$out/call_overhead_tessera_cudnn.txt" | cut -c1-110)"
+  nvcc_bin=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+  if [ -f "$c/anchors/cudnn_overhead.cpp" ] && [ -n "$nvcc_bin" ] && [ -n "$cudnn_lib" ]; then
+    cudnn_inc=$(dirname "$cudnn_lib")/include
+    if "$nvcc_bin" -O2 -o /tmp/cudnn_overhead "$c/anchors/cudnn_overhead.cpp" -I"$cudnn_inc" -L"$cudnn_lib" \
+        -l:libcudnn.so.9 > "$out/cudnn_overhead_build.txt" 2>&1; then
+      timeout 60 /tmp/cudnn_overhead > "$out/cudnn_overhead.txt" 2>&1
+      row "cudnn overhead anchor" "$(grep -E 'conv_fwd_host_us|find_ms' "$out/cudnn_overhead.txt" | tr '\n' ' ' | cut -c1-110)"
+    else
+      row "cudnn overhead anchor" "build failed: $(tail -1 "$out/cudnn_overhead_build.txt" | cut -c1-90)"
     fi
   fi
   grep -vE '^PASSED' "$out/bench_h200_anchor.txt" "$out/bench_resnet50_mb256.txt" | head -20 | cut -c1-220
@@ -91,8 +149,13 @@ if has bench; then
       "$out/bench_resnet50_mb256.txt" > "$out/ratio_table.txt" 2>&1
 fi
 
+printf '%s\n' "${rows[@]}" > "$out/summary.txt"
+tar -czf "$OUT/logs.tar.gz" -C "$out" .
+for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt; do
+  [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"
+done
 echo
 echo "=== summary ==="
-printf '%s\n' "${rows[@]}"
+cat "$out/summary.txt"
 [ -f "$out/ratio_table.txt" ] && cat "$out/ratio_table.txt"
 exit 0

@@ -20,6 +20,8 @@ mkdir -p "$carry/bin" "$carry/lib/tessera/plugins" "$carry/tests/fake_plugins" "
 cp -a "$build"/bin/* "$carry/bin/"
 cp -a "$build"/lib/libtessera.so* "$carry/lib/"
 cp -a "$build"/lib/tessera/plugins/libtessera-cuda.so "$carry/lib/tessera/plugins/" 2>/dev/null || true
+# The cuDNN vendor plugin (plugins/cudnn): libcudnn itself is found on the GPU machine.
+cp -a "$build"/lib/tessera/plugins/libtessera-cudnn.so "$carry/lib/tessera/plugins/" 2>/dev/null || true
 cp -a "$build"/tests/fake_plugins/*.so "$carry/tests/fake_plugins/"
 mkdir -p "$carry/tests/abi_compat"
 cp -a "$build"/tests/abi_compat/*.so "$carry/tests/abi_compat/" 2>/dev/null || true
@@ -30,4 +32,9 @@ done
 cp -a tools/suites "$carry/suites" 2>/dev/null || true
 if [ -d "$root/../shared/anchors" ]; then cp -a "$root/../shared/anchors/." "$carry/anchors/"; fi
 chmod -R u+w "$carry"
+# The CUDA plugin's fat binary (sm_90a SASS + compute_90 PTX of every CUTLASS instantiation) is
+# ~46 MB and compresses ~9x; bin/ and lib/ travel as one xz archive that device_run.sh unpacks,
+# so the carry stays far under the 64 MiB a call may take.
+tar -C "$carry" -cf - bin lib tests | xz -T2 -3 > "$carry/bundle.tar.xz"
+rm -rf "$carry/bin" "$carry/lib" "$carry/tests"
 du -sh "$carry"

@@ -243,6 +243,67 @@ TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode);
  * the call fail with BAD_PARAM_WORKSPACE_TOO_SMALL. Lowering the limit frees a larger pool. */
 TSR_API tsrStatus_t tsrSetWorkspaceLimit(tsrHandle_t handle, size_t bytes);
 
+/* ---------------------------------------------------------------------------------------------
+ * Selection policy, tuning, fallback and cross-check (each also settable from the environment
+ * for every new handle: TESSERA_TUNING, TESSERA_FALLBACK, TESSERA_CROSSCHECK, TESSERA_DETERMINISTIC)
+ * ------------------------------------------------------------------------------------------- */
+typedef enum {
+  TSR_TUNING_HEURISTIC = 0,        /* kernels' own cost estimates only; nothing is measured */
+  TSR_TUNING_DATABASE = 1,         /* the tuning database, else the heuristic (the default) */
+  TSR_TUNING_DATABASE_OR_TUNE = 2, /* the database, else measure the candidates once, store the
+                                      winner and use it */
+  TSR_TUNING_ALWAYS = 3,           /* measure each problem once per handle, store the winner */
+  TSR_ENUM_RANGE(TSR_TUNING_MODE)
+} tsrTuningMode_t;
+
+/* How kernels are chosen for calls with TSR_ALGO_AUTO. TESSERA_TUNING=heuristic|database|tune|
+ * always sets the default of new handles. Tuning measures every runnable kernel of every backend
+ * serving the handle's device (the backend preference orders only the heuristic), on scratch
+ * outputs it allocates: calls that tune allocate and synchronize, so capture CUDA graphs only
+ * after the problems were tuned (or with HEURISTIC / DATABASE). The database is SQLite at
+ * TESSERA_TUNING_DB (default ~/.cache/tessera/tuning.db; "off" disables it), keyed by device
+ * fingerprint, plugin name and version, operation and problem; entries of another plugin version
+ * are never used. TESSERA_TUNING_MAX_CANDIDATES (default 32) and TESSERA_TUNING_MAX_MS (default
+ * 5000, the whole measurement of one problem) cap the cost of a tune.
+ * Errors: BAD_PARAM_OUT_OF_RANGE (mode). */
+TSR_API tsrStatus_t tsrSetTuningMode(tsrHandle_t handle, tsrTuningMode_t mode);
+TSR_API tsrStatus_t tsrGetTuningMode(tsrHandle_t handle, tsrTuningMode_t* mode);
+
+/* 1: only kernels flagged deterministic are chosen (also explicit algorithms are refused with
+ * that reason); 0 (default): any. TESSERA_DETERMINISTIC=1 sets the default. */
+TSR_API tsrStatus_t tsrSetDeterministic(tsrHandle_t handle, int deterministic_only);
+
+/* 1: when no kernel of the handle's device can run a problem, the call runs on a backend of the
+ * host CPU (oneDNN), its tensors staged through host memory with the device interface's copies,
+ * and a warning naming every declining kernel's reason is logged once per problem; 0 (default):
+ * such a call fails with NOT_SUPPORTED_NO_KERNEL and those reasons. TESSERA_FALLBACK=1 sets the
+ * default. A fallback call synchronizes the handle's stream. */
+TSR_API tsrStatus_t tsrSetFallback(tsrHandle_t handle, int allowed);
+
+typedef enum {
+  TSR_CROSSCHECK_OFF = 0,
+  TSR_CROSSCHECK_ON = 1,   /* compare, log each mismatch with its replay command, count */
+  TSR_CROSSCHECK_ABORT = 2, /* as ON, and abort() the process at the first mismatch */
+  TSR_ENUM_RANGE(TSR_CROSS_CHECK_MODE)
+} tsrCrossCheckMode_t;
+
+/* Cross-check: every successful call also runs on the reference backend (the host CPU's oneDNN
+ * plugin) on copies of its inputs, and the outputs are compared with per-data-type tolerances;
+ * the caller's outputs are the primary kernel's. Calls whose kernel is itself the reference, or
+ * that the reference cannot run, are counted as skipped. Synchronizes the stream and copies every
+ * tensor: a debugging mode. TESSERA_CROSSCHECK=1|abort sets the default. */
+TSR_API tsrStatus_t tsrSetCrossCheck(tsrHandle_t handle, tsrCrossCheckMode_t mode);
+
+typedef struct {
+  size_t struct_size; /* set by the caller: sizeof(tsrCrossCheckCounts_t) */
+  uint64_t checked;   /* calls compared */
+  uint64_t mismatched;/* of those, calls with an output out of tolerance */
+  uint64_t skipped;   /* calls the reference could not check */
+} tsrCrossCheckCounts_t;
+
+/* The handle's cross-check counts since it was created. */
+TSR_API tsrStatus_t tsrGetCrossCheckCounts(tsrHandle_t handle, tsrCrossCheckCounts_t* counts);
+
 /* Device memory of the handle's device, through the device plugin's interface. On the CPU this
  * is host memory. Copies are ordered on the handle's stream and complete before they return. */
 TSR_API tsrStatus_t tsrMalloc(tsrHandle_t handle, size_t bytes, void** pointer);

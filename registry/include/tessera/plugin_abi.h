@@ -22,6 +22,10 @@
  *      forward/backward.
  *   2  Tessera 0.2: the whole operation set (TSRP_OP_CONVOLUTION_BACKWARD_DATA .. RNN); v1 plugins
  *      still load (nothing of v1 changed).
+ *   3  Tessera 0.3: tsrpKernel.estimate_us (optional cost estimate: the heuristic the registry
+ *      ranks kernels by when no tuning result exists) and tsrpDeviceInterface.fingerprint
+ *      (optional: what identifies a device in the tuning database). Both appended; v1 and v2
+ *      plugins still load (their shorter structs read as NULL there).
  */
 #ifndef TESSERA_PLUGIN_ABI_H
 #define TESSERA_PLUGIN_ABI_H
@@ -33,7 +37,7 @@
 extern "C" {
 #endif
 
-#define TSRP_ABI_VERSION_CURRENT 2u
+#define TSRP_ABI_VERSION_CURRENT 3u
 #define TSRP_ABI_VERSION_MIN 1u
 
 #define TSRP_ENTRY_POINT_NAME "tsrpPluginEntry"
@@ -228,6 +232,13 @@ typedef struct {
   /* Runs on the context's stream. On failure, writes a message (NUL-terminated). */
   tsrpStatus_t (*run)(void* user_data, void* context, const void* problem, const void* args,
                       void* workspace, size_t workspace_size, char* message, size_t message_size);
+  /* (optional, ABI 3) Estimated run time of the problem in microseconds on the plugin's device
+   * (only asked after can_implement said yes). The registry runs, among the runnable kernels of
+   * the most preferred backend, the one with the smallest estimate when nothing was tuned;
+   * kernels without an estimate (NULL, or a negative answer) follow in table order. Each tunable
+   * configuration of a kernel (tile, stages, split-k) is a kernel of its own, so that find and
+   * the tuning database see every configuration. */
+  double (*estimate_us)(void* user_data, const void* problem);
 } tsrpKernel;
 
 /* Per-handle state of a plugin (an engine, a stream). Every plugin may have one. */
@@ -256,6 +267,11 @@ typedef struct {
   tsrpStatus_t (*event_record)(void* context, void* event);
   tsrpStatus_t (*event_elapsed_ms)(void* context, void* start, void* end, float* milliseconds);
   void (*event_destroy)(void* context, void* event);
+  /* (optional, ABI 3) A canonical text identifying device `device_ordinal` for the tuning
+   * database: name, compute capability, multiprocessor count, driver and runtime versions, e.g.
+   * "gpu:NVIDIA H200;cc=9.0;sms=132;driver=13000;runtime=13000". Two devices with the same text
+   * share tuning results. NULL: the registry uses the device name. */
+  tsrpStatus_t (*fingerprint)(int32_t device_ordinal, char* text, size_t text_size);
 } tsrpDeviceInterface;
 
 typedef enum {
