@@ -12,6 +12,6 @@ function(tessera_add_plugin target)
       PREFIX "lib"
       LIBRARY_OUTPUT_DIRECTORY ${TESSERA_PLUGIN_OUTPUT_DIR})
   target_link_options(${target} PRIVATE
-      "-Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map" "-Wl,--no-undefined")
+      "-Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map" ${TESSERA_LINK_NO_UNDEFINED})
   install(TARGETS ${target} LIBRARY DESTINATION ${TESSERA_PLUGIN_INSTALL_DIR})
 endfunction()

@@ -225,6 +225,16 @@ std::shared_ptr<matmul_plan> try_candidate(const dnnl::engine& engine, const tsr
   else
     plan->matmul_pd = dnnl::matmul::primitive_desc(engine, a_md, b_md, c_md, attr);
 
+  // oneDNN may describe a C (or bias) it was given in place with other strides on its size-1
+  // dims (seen for C 2x1x6 with strides 6,1,1); executing with the user's own descriptor is then
+  // refused with invalid_arguments after can_implement said yes (the fuzzer found it). Such a
+  // candidate does not take C in place: a later one stages C through the workspace.
+  if (c.exact_c && plan->matmul_pd.dst_desc() != plan->user_c)
+    throw dnnl::error(dnnl_unimplemented, "oneDNN describes C otherwise than given");
+  if (plan->has_bias && !plan->bias_as_binary && !plan->bias_staged &&
+      plan->matmul_pd.bias_desc() != plan->user_bias)
+    throw dnnl::error(dnnl_unimplemented, "oneDNN describes the bias otherwise than given");
+
   workspace_layout layout;
   size_t scratchpad = scratchpad_bytes(plan->matmul_pd);
   const auto stage_in = [&](const dnnl::memory::desc& user, const dnnl::memory::desc& chosen,

@@ -1,6 +1,7 @@
 #include "onednn_memory_desc.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -42,6 +43,11 @@ std::string check_tensor(const tsrpTensor& t, const char* name) {
     return std::string("tensor ") + name + " has unknown data type " + std::to_string(t.data_type);
   for (int i = 0; i < t.ndims; ++i) {
     if (t.dims[i] < 0) return std::string("tensor ") + name + " has a negative dim";
+    // oneDNN's kernels block and index dims with int: a larger one divided by zero in the
+    // brgemm matmul's blocking heuristic (the fuzzer's M = 2^40), so it is declined here.
+    if (t.dims[i] > std::numeric_limits<int32_t>::max())
+      return std::string("tensor ") + name + " has dim " + std::to_string(i) + " = " +
+             std::to_string(t.dims[i]) + ", above the 2^31 - 1 oneDNN's kernels index with int";
     // oneDNN addresses memory as base + sum(index * stride) with non-negative strides only.
     if (t.strides[i] < 0)
       return std::string("tensor ") + name + " has a negative stride (not supported by oneDNN)";
@@ -66,8 +72,25 @@ namespace {
 dnnl::memory::dims dims_of(const tsrpTensor& t) {
   return dnnl::memory::dims(t.dims, t.dims + t.ndims);
 }
+// The stride of a size-1 dim never moves an address, so the host lets it be anything, and
+// oneDNN takes it at its word. Two things the fuzzer found go wrong then: a 1-element tensor with
+// stride 9e18 overflows oneDNN's layout analysis (SEGV in jit_uni_binary_t::pd_t::init), and a
+// matmul C of dims 2x1x6 with strides 6,1,1 (channels-last with one channel) is accepted at
+// primitive creation and refused at execution (invalid_arguments: its gemm sees ldc 1 < N 6).
+// So a size-1 dim gets the stride it would have packed right outside the next dim (innermost: 1):
+// the same memory, in the layout oneDNN expects most.
 dnnl::memory::dims strides_of(const tsrpTensor& t) {
-  return dnnl::memory::dims(t.strides, t.strides + t.ndims);
+  dnnl::memory::dims strides(t.strides, t.strides + t.ndims);
+  for (int i = t.ndims - 1; i >= 0; --i) {
+    if (t.dims[i] != 1) continue;
+    const size_t k = static_cast<size_t>(i);
+    int64_t packed = 1;
+    if (i + 1 < t.ndims &&
+        __builtin_mul_overflow(strides[k + 1], std::max<int64_t>(t.dims[i + 1], 1), &packed))
+      continue;  // keep the given stride rather than invent one that overflows
+    strides[k] = packed;
+  }
+  return strides;
 }
 dnnl::memory::desc make_memory_desc(const tsrpTensor& t, dt data_type) {
   return dnnl::memory::desc(dims_of(t), data_type, strides_of(t));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Tessera needs on a fresh Debian 12 machine, idempotently:
 #  - Debian packages: compiler, CMake, Ninja, Boost (DLL is header-only; 1.74 is the floor),
-#    spdlog, GoogleTest/GoogleMock, Google Benchmark, SQLite, matplotlib (tools/perf-report).
+#    spdlog, GoogleTest/GoogleMock, Google Benchmark, SQLite, matplotlib (tools/perf-report),
+#    clang/libFuzzer for the fuzz job.
 #  - oneDNN 3.x, CPU-only GNU-OpenMP build from PyPI, unpacked project-locally into .deps/onednn
 #    (no system-wide install is needed: CMake is pointed at it, and the plugin carries an RPATH).
 #  - CUTLASS/CuTe headers (PyPI nvidia-cutlass, pinned; header-only) into .deps/cutlass, for the
@@ -19,8 +20,12 @@ CUTLASS_PKG_VERSION=4.2.0.0
 
 need_apt=()
 # python3-matplotlib: tools/perf-report's plots.
+# clang-14 + libclang-rt-14-dev: libFuzzer and clang's sanitizer runtimes (the fuzz job of
+# run-tests.sh); llvm-14: llvm-symbolizer, for readable sanitizer reports. gcc's ASan/UBSan/TSan
+# runtimes come with build-essential.
 for pkg in build-essential cmake ninja-build libboost-dev libspdlog-dev libgtest-dev libgmock-dev \
-           libbenchmark-dev libsqlite3-dev python3-pip python3-matplotlib unzip pkg-config; do
+           libbenchmark-dev libsqlite3-dev python3-pip python3-matplotlib unzip pkg-config \
+           clang-14 libclang-rt-14-dev llvm-14; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -5,6 +5,7 @@
 #include "normalization_checks.hpp"
 #include "validation.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,12 @@ tsrpTensor derived_param(const tsrpTensor& x, int mode) {
   p.dims[0] = 1;
   p.dims[1] = x.dims[1];
   for (int i = 2; i < x.ndims; ++i) p.dims[i] = mode == TSR_BATCHNORM_SPATIAL ? 1 : x.dims[i];
+  // Saturating: x may be a broadcast view (stride 0) whose dims multiply past int64 (the fuzzer
+  // found C * H * W overflowing here); the caller refuses a result whose size overflows.
   int64_t stride = 1;
   for (int i = x.ndims - 1; i >= 0; --i) {
     p.strides[i] = stride;
-    stride *= p.dims[i];
+    if (__builtin_mul_overflow(stride, p.dims[i], &stride)) stride = INT64_MAX;
   }
   return p;
 }
@@ -139,7 +142,13 @@ TSR_API tsrStatus_t tsrDeriveBatchNormTensorDescriptor(tsrTensorDescriptor_t x_d
     if (check_x_dims(fn, x_desc->tensor) != TSR_STATUS_SUCCESS)
       // The same words, but here a range error of the argument, not a disagreement.
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, last_error());
-    derived_desc->tensor = derived_param(x_desc->tensor, mode);
+    const tsrpTensor derived = derived_param(x_desc->tensor, mode);
+    size_t bytes = 0;
+    if (!tensor_bytes(derived, &bytes))
+      return fail(TSR_STATUS_BAD_PARAM_SIZE_OVERFLOW,
+                  std::string(fn) + ": x_desc has dims " + dims_string(x_desc->tensor) +
+                      ": the packed parameter tensor they call for has a byte size that overflows");
+    derived_desc->tensor = derived;
     derived_desc->is_set = true;
     return TSR_STATUS_SUCCESS;
   });

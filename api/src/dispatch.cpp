@@ -123,6 +123,7 @@ tsrStatus_t check_pointer_devices(const tsrContext& h, const operation_call& cal
 }  // namespace
 
 tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
+  auto handle_lock = lock_handle(h);
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
   if (tsrStatus_t s = check_algo_locked(reg, call.function, call.op, call.algo)) return s;
@@ -220,6 +221,7 @@ tsrStatus_t get_algorithms(tsrContext& h, const char* function, int op, const vo
   if (!returned_count)
     return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER, std::string(function) + ": returned_count is NULL");
   if (tsrStatus_t s = check_perf_array(function, requested_count, perf)) return s;
+  auto handle_lock = lock_handle(h);
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
   ensure_plugin_contexts(h, reg);
@@ -234,6 +236,7 @@ tsrStatus_t get_algorithms(tsrContext& h, const char* function, int op, const vo
 tsrStatus_t query_workspace(tsrContext& h, const char* function, int op, const void* problem,
                             tsrAlgo_t algo, size_t* bytes) {
   if (!bytes) return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER, std::string(function) + ": bytes is NULL");
+  auto handle_lock = lock_handle(h);
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
   if (tsrStatus_t s = check_algo_locked(reg, function, op, algo)) return s;
@@ -245,6 +248,7 @@ tsrStatus_t query_workspace(tsrContext& h, const char* function, int op, const v
   return TSR_STATUS_SUCCESS;
 }
 
+// Caller holds the handle and the registry's read lock.
 tsrStatus_t time_kernel(tsrContext& h, const char* function, int64_t kernel_id,
                         const void* problem, const void* args, void* workspace,
                         size_t workspace_size, int iterations, float* median_ms) {

@@ -1,4 +1,10 @@
 // The handle: one device, one stream, per-plugin contexts, the selection settings.
+//
+// Threads: a handle may be shared (tessera.h, "Threads"). Every call that reads or changes its
+// state, or runs a kernel on its plugin contexts (which are not thread-safe: a oneDNN stream, a
+// primitive cache, a CUDA stream), holds `mutex` for its whole duration, so calls on one handle
+// run one at a time; lock order is the handle's mutex, then the registry's lock. math_mode is
+// atomic because problems are built before the lock is taken.
 #pragma once
 
 #include "registry.hpp"
@@ -6,7 +12,9 @@
 
 #include <tessera/tessera.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,7 +22,8 @@ struct tsrContext {
   tsrDeviceKind_t kind = TSR_DEVICE_CPU;
   int ordinal = 0;
   void* stream = nullptr;
-  tsrMathMode_t math_mode = TSR_MATH_DEFAULT;
+  std::atomic<tsrMathMode_t> math_mode{TSR_MATH_DEFAULT};
+  std::mutex mutex;  // held by every call that uses the state below
   std::vector<size_t> preferred_plugins;  // plugin indices, in the order asked for
 
   // The device plugin's interface and its index (-1: the registry's host interface).
@@ -44,7 +53,9 @@ struct tsrContext {
   bool deterministic_only = false;
   bool fallback_allowed = false;
   bool check_pointers = false;
-  uint32_t weights_generation = 0;  // tsrSetConstantWeights: 0 off, else the current promise
+  // tsrSetConstantWeights: 0 off, else the current promise; atomic like math_mode (problems are
+  // built before the lock is taken).
+  std::atomic<uint32_t> weights_generation{0};
   tsrCrossCheckMode_t crosscheck = TSR_CROSSCHECK_OFF;
   tsrCrossCheckCounts_t crosscheck_counts{sizeof(tsrCrossCheckCounts_t), 0, 0, 0};
   std::string fingerprint;  // the device's, for the tuning database (computed on first use)
@@ -70,6 +81,11 @@ namespace tessera::api {
 void ensure_plugin_contexts(tsrContext& handle, const registry::registry& reg);
 
 tsrStatus_t check_handle(const char* function, tsrHandle_t handle);
+
+// Holds the handle for the rest of the calling scope (calls on one handle are serialized).
+[[nodiscard]] inline std::unique_lock<std::mutex> lock_handle(tsrContext& handle) {
+  return std::unique_lock<std::mutex>(handle.mutex);
+}
 
 // A handle on device `ordinal` of `kind` with the environment's defaults (tsrCreate's work); the
 // caller holds the registry's read lock. destroy_handle frees it, its pool and its contexts.

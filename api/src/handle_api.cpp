@@ -47,10 +47,12 @@ tsrStatus_t acquire_pool_workspace(tsrContext& h, const char* function, size_t b
   release_pool_workspace(h);
   void* p = nullptr;
   tsrpStatus_t s = h.device->allocate(h.device_context(), bytes, &p);
-  if (s != TSRP_STATUS_SUCCESS)
-    return fail(from_plugin_status(s), std::string(function) + ": allocating " +
-                                           std::to_string(bytes) +
-                                           " bytes for the handle's workspace pool failed");
+  if (s != TSRP_STATUS_SUCCESS) {
+    tsrStatus_t status = from_plugin_status(s);
+    return fail(status, std::string(function) + ": allocating " + std::to_string(bytes) +
+                            " bytes for the handle's workspace pool failed (" +
+                            tsrGetErrorString(status) + "); the handle stays usable");
+  }
   h.workspace_pool = p;
   h.workspace_pool_size = bytes;
   *workspace = p;
@@ -252,6 +254,8 @@ TSR_API tsrStatus_t tsrCreate(tsrDeviceKind_t kind, int ordinal, tsrHandle_t* ha
 TSR_API tsrStatus_t tsrDestroy(tsrHandle_t handle) {
   return guarded("tsrDestroy", [&] {
     if (!handle) return TSR_STATUS_SUCCESS;
+    // No lock: destroying a handle while another thread still uses it is the caller's error
+    // (tessera.h), and a lock destroyed with its owner would not help.
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
     destroy_handle(handle, reg);
@@ -263,6 +267,7 @@ TSR_API tsrStatus_t tsrSetStream(tsrHandle_t handle, void* stream) {
   const char* fn = "tsrSetStream";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (handle->kind == TSR_DEVICE_CPU && stream)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": stream must be NULL for a CPU handle");
@@ -291,6 +296,7 @@ TSR_API tsrStatus_t tsrGetStream(tsrHandle_t handle, void** stream) {
   const char* fn = "tsrGetStream";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (tsrStatus_t s = check_not_null(fn, "stream", stream)) return s;
     *stream = handle->stream;
     return TSR_STATUS_SUCCESS;
@@ -301,6 +307,7 @@ TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* back
   const char* fn = "tsrSetBackendPreference";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     registry& reg = registry::instance();
     auto lock = reg.read_lock();
     std::vector<size_t> order;
@@ -339,6 +346,7 @@ TSR_API tsrStatus_t tsrSetTuningMode(tsrHandle_t handle, tsrTuningMode_t mode) {
   const char* fn = "tsrSetTuningMode";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (mode < TSR_TUNING_HEURISTIC || mode > TSR_TUNING_ALWAYS)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrTuningMode_t");
@@ -352,6 +360,7 @@ TSR_API tsrStatus_t tsrGetTuningMode(tsrHandle_t handle, tsrTuningMode_t* mode) 
   const char* fn = "tsrGetTuningMode";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (tsrStatus_t s = check_not_null(fn, "mode", mode)) return s;
     *mode = handle->tuning_mode;
     return TSR_STATUS_SUCCESS;
@@ -362,6 +371,7 @@ TSR_API tsrStatus_t tsrSetDeterministic(tsrHandle_t handle, int deterministic_on
   const char* fn = "tsrSetDeterministic";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (deterministic_only != 0 && deterministic_only != 1)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": deterministic_only is " + std::to_string(deterministic_only) +
@@ -376,6 +386,7 @@ TSR_API tsrStatus_t tsrSetFallback(tsrHandle_t handle, int allowed) {
   const char* fn = "tsrSetFallback";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (allowed != 0 && allowed != 1)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": allowed is " + std::to_string(allowed) + ", expected 0 or 1");
@@ -391,6 +402,7 @@ TSR_API tsrStatus_t tsrSetPointerChecks(tsrHandle_t handle, int enabled) {
     if (enabled != 0 && enabled != 1)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": enabled is " + std::to_string(enabled) + ", expected 0 or 1");
+    auto handle_lock = lock_handle(*handle);
     handle->check_pointers = enabled == 1;
     return TSR_STATUS_SUCCESS;
   });
@@ -416,6 +428,7 @@ TSR_API tsrStatus_t tsrSetCrossCheck(tsrHandle_t handle, tsrCrossCheckMode_t mod
   const char* fn = "tsrSetCrossCheck";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (mode < TSR_CROSSCHECK_OFF || mode > TSR_CROSSCHECK_ABORT)
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
                   std::string(fn) + ": mode " + std::to_string(mode) + " is not a tsrCrossCheckMode_t");
@@ -429,6 +442,7 @@ TSR_API tsrStatus_t tsrGetCrossCheckCounts(tsrHandle_t handle, tsrCrossCheckCoun
   const char* fn = "tsrGetCrossCheckCounts";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (tsrStatus_t s = check_not_null(fn, "counts", counts)) return s;
     if (counts->struct_size < sizeof(tsrCrossCheckCounts_t))
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
@@ -445,6 +459,7 @@ TSR_API tsrStatus_t tsrSetWorkspaceLimit(tsrHandle_t handle, size_t bytes) {
   const char* fn = "tsrSetWorkspaceLimit";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     handle->workspace_limit = bytes;
     handle->selections.clear();
     if (handle->workspace_pool_size > bytes) release_pool_workspace(*handle);
@@ -456,6 +471,7 @@ TSR_API tsrStatus_t tsrMalloc(tsrHandle_t handle, size_t bytes, void** pointer) 
   const char* fn = "tsrMalloc";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (tsrStatus_t s = check_not_null(fn, "pointer", pointer)) return s;
     void* p = nullptr;
     tsrpStatus_t s = handle->device->allocate(handle->device_context(), bytes, &p);
@@ -472,6 +488,7 @@ TSR_API tsrStatus_t tsrFree(tsrHandle_t handle, void* pointer) {
   const char* fn = "tsrFree";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (!pointer) return TSR_STATUS_SUCCESS;
     tsrpStatus_t s = handle->device->deallocate(handle->device_context(), pointer);
     if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "freeing device memory");
@@ -484,6 +501,7 @@ TSR_API tsrStatus_t tsrMemcpyHostToDevice(tsrHandle_t handle, void* dst, const v
   const char* fn = "tsrMemcpyHostToDevice";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (bytes == 0) return TSR_STATUS_SUCCESS;
     if (tsrStatus_t s = check_not_null(fn, "dst", dst)) return s;
     if (tsrStatus_t s = check_not_null(fn, "src", src)) return s;
@@ -499,6 +517,7 @@ TSR_API tsrStatus_t tsrMemcpyDeviceToHost(tsrHandle_t handle, void* dst, const v
   const char* fn = "tsrMemcpyDeviceToHost";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     if (bytes == 0) return TSR_STATUS_SUCCESS;
     if (tsrStatus_t s = check_not_null(fn, "dst", dst)) return s;
     if (tsrStatus_t s = check_not_null(fn, "src", src)) return s;
@@ -513,6 +532,7 @@ TSR_API tsrStatus_t tsrSynchronize(tsrHandle_t handle) {
   const char* fn = "tsrSynchronize";
   return guarded(fn, [&] {
     if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    auto handle_lock = lock_handle(*handle);
     tsrpStatus_t s = handle->device->synchronize(handle->device_context());
     if (s != TSRP_STATUS_SUCCESS) return device_failure(fn, s, "synchronizing the stream");
     return TSR_STATUS_SUCCESS;

@@ -44,7 +44,7 @@ tsrStatus_t host_twin(tsrContext& h, const registry::registry& reg, const char* 
   if (!h.host) {
     std::unique_ptr<tsrContext> twin;
     if (tsrStatus_t s = create_handle(function, reg, TSR_DEVICE_CPU, 0, &twin)) return s;
-    twin->math_mode = h.math_mode;
+    twin->math_mode = h.math_mode.load();
     twin->deterministic_only = h.deterministic_only;
     twin->workspace_limit = h.workspace_limit;
     h.host = std::move(twin);

@@ -54,7 +54,8 @@ inline bool is_packed(const tsrpTensor& t) {
   int64_t expected = 1;
   for (int i = t.ndims - 1; i >= 0; --i) {
     if (t.dims[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.dims[i];
+    // A packed tensor's size fits (its extent was checked): overflow means a broadcast view.
+    if (__builtin_mul_overflow(expected, t.dims[i], &expected)) return false;
   }
   return true;
 }

@@ -65,7 +65,9 @@ TSR_API const char* tsrGetOperationName(tsrOperation_t op) {
     case TSR_OP_RNN_FORWARD_TRAINING: return "rnn_forward_training";
     case TSR_OP_RNN_BACKWARD_DATA: return "rnn_backward_data";
     case TSR_OP_RNN_BACKWARD_WEIGHTS: return "rnn_backward_weights";
-    case TSR_OP_COUNT: break;
+    case TSR_OP_COUNT:
+    case TSR_OPERATION_ENUM_MIN_:
+    case TSR_OPERATION_ENUM_MAX_: break;  // not operations
   }
   return "unknown_operation";
 }

@@ -41,7 +41,13 @@ tsrStatus_t infer_output(const char* fn, const tsrPoolingStruct& pool, const tsr
                     " spatial dims, as pool says)");
   *y = x;
   for (int i = 0; i < pool.spatial_dims; ++i) {
-    const int64_t padded = x.dims[2 + i] + pool.pad_before[i] + pool.pad_after[i];
+    // Checked: x may be a broadcast view (stride 0) with a dim near 2^63 (the fuzzer's).
+    int64_t padded = 0;
+    if (__builtin_add_overflow(x.dims[2 + i], pool.pad_before[i], &padded) ||
+        __builtin_add_overflow(padded, pool.pad_after[i], &padded))
+      return fail(TSR_STATUS_BAD_PARAM_SIZE_OVERFLOW,
+                  std::string(fn) + ": spatial dim " + std::to_string(i) + " of x_desc is " +
+                      std::to_string(x.dims[2 + i]) + ", and with the padding of pool it overflows");
     if (padded < pool.window[i])
       return fail(TSR_STATUS_BAD_PARAM_SHAPE_MISMATCH,
                   std::string(fn) + ": spatial dim " + std::to_string(i) + " of x_desc is " +

@@ -197,6 +197,10 @@ tsrStatus_t measure_candidates(tsrContext& h, const operation_call& call,
                                std::vector<registry::kernel_verdict>& ranked, std::vector<float>* times,
                                const tuning_limits& limits, int iterations) {
   times->assign(ranked.size(), -1.0f);
+  // Scratch outputs are only needed when something will run: a problem every kernel declines
+  // (say, a y whose strides span terabytes: the fuzzer's find) allocates nothing.
+  if (std::none_of(ranked.begin(), ranked.end(), [](const auto& v) { return v.can_run; }))
+    return TSR_STATUS_SUCCESS;
   scratch_outputs scratch(h);
   std::vector<uint8_t> args;
   if (tsrStatus_t s = scratch.redirect(call.function, call, &args)) return s;
@@ -238,6 +242,7 @@ tsrStatus_t measure_candidates(tsrContext& h, const operation_call& call,
 
 tsrStatus_t find_algorithms(tsrContext& h, const operation_call& call, int requested_count, int* returned_count,
                             tsrAlgoPerf_t perf[]) {
+  auto handle_lock = lock_handle(h);
   const registry::registry& reg = registry::registry::instance();
   auto lock = reg.read_lock();
   ensure_plugin_contexts(h, reg);
@@ -275,6 +280,8 @@ registry::selection_result tuned_choice(tsrContext& h, const registry::registry&
     }
     case TSR_TUNING_ALWAYS:
       return tune(h, reg, call, workspace_available);
+    case TSR_TUNING_MODE_ENUM_MIN_:
+    case TSR_TUNING_MODE_ENUM_MAX_: break;  // range markers (TSR_ENUM_RANGE), refused when set
   }
   return none;
 }

@@ -31,6 +31,8 @@ TSR_API const char* tsrGetErrorString(tsrStatus_t status) {
     TSR_NAME(TSR_STATUS_EXECUTION_FAILED_OUT_OF_MEMORY)
     TSR_NAME(TSR_STATUS_EXECUTION_FAILED_DEVICE)
 #undef TSR_NAME
+    case TSR_STATUS_ENUM_MIN_:
+    case TSR_STATUS_ENUM_MAX_: break;  // range markers (TSR_ENUM_RANGE), not statuses
   }
   return "TSR_STATUS_UNKNOWN";
 }

@@ -158,11 +158,16 @@ std::vector<kernel_verdict> rank_candidates(const registry& reg, const selection
 
 std::string join_reasons(const registry& reg, const std::vector<kernel_verdict>& declined) {
   if (declined.empty()) return "no kernel of this operation is loaded for this device";
+  // Bounded: a plugin may register thousands of kernels, and a message is copied on every
+  // failing call. The first ones are the preferred ones, which are what the reader wants.
+  constexpr size_t k_max_listed = 32;
   std::string out;
-  for (const kernel_verdict& v : declined) {
+  for (size_t i = 0; i < declined.size() && i < k_max_listed; ++i) {
     if (!out.empty()) out += "; ";
-    out += reg.kernels()[v.kernel_id].full_name + ": " + v.reason;
+    out += reg.kernels()[declined[i].kernel_id].full_name + ": " + declined[i].reason;
   }
+  if (declined.size() > k_max_listed)
+    out += "; and " + std::to_string(declined.size() - k_max_listed) + " more kernels declined";
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "host_device.hpp"
 #include "logging.hpp"
 #include "plugin_discovery.hpp"
+#include "plugin_load_timeout.hpp"
 
 #include <filesystem>
 
@@ -30,6 +31,30 @@ void host_log(int32_t level, const char* plugin, const char* message) {
   }
   if (!log::enabled(lvl)) return;
   log::write(lvl, std::string("[") + (plugin ? plugin : "?") + "] " + (message ? message : ""));
+}
+
+std::string absolute_path(const std::string& given_path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(given_path, ec);
+  return ec ? given_path : p.lexically_normal().string();
+}
+
+// load_plugin_file, collecting the entry point's words into a refusal's reason. It runs in the
+// thread that runs the plugin's code (the timed load's helper), where entry_point_words lives.
+load_outcome load_collecting_words(const std::string& path, const tsrpHostOffer& offer) {
+  std::string words;
+  entry_point_words = &words;
+  load_outcome outcome;
+  try {
+    outcome = load_plugin_file(path, offer);
+  } catch (...) {
+    entry_point_words = nullptr;
+    throw;
+  }
+  entry_point_words = nullptr;
+  if (!outcome.ok && !words.empty() && outcome.reason.rfind("entry point refused", 0) == 0)
+    outcome.reason += ": " + words;
+  return outcome;
 }
 
 tsrpHostOffer make_offer() {
@@ -61,8 +86,20 @@ void registry::discover_locked() {
     if (log::enabled(log::level::debug))
       log::write(log::level::debug, "plugin folder " + folder + ": " +
                                         std::to_string(files.size()) + " candidate(s)");
-    for (const std::string& file : files) load_locked(file);
+    for (const std::string& file : files) {
+      std::string path = absolute_path(file);
+      if (loaded_locked(path)) continue;
+      // Nothing else can use the registry while it is being constructed: holding the lock while
+      // the plugin's code runs blocks nobody.
+      add_locked(path, load_plugin_file_within(path, make_offer(), plugin_load_timeout(), load_collecting_words));
+    }
   }
+}
+
+bool registry::loaded_locked(const std::string& path) const {
+  for (const plugin_record& existing : plugins_)
+    if (existing.path == path && existing.loaded) return true;
+  return false;
 }
 
 int registry::find_plugin(const std::string& name) const {
@@ -89,35 +126,21 @@ const tsrpDeviceInterface* registry::device_interface(int32_t device_kind, int* 
   return nullptr;
 }
 
-load_result registry::load(const std::string& path) {
+load_result registry::load(const std::string& given_path) {
+  std::string path = absolute_path(given_path);
+  std::lock_guard<std::mutex> one_load_at_a_time(load_mutex_);
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    if (loaded_locked(path)) return {true, {}};  // loading the same file twice is a no-op
+  }
+  load_outcome outcome = load_plugin_file_within(path, make_offer(), plugin_load_timeout(), load_collecting_words);
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  return load_locked(path);
+  return add_locked(path, std::move(outcome));
 }
 
-load_result registry::load_locked(const std::string& given_path) {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::absolute(given_path, ec);
-  std::string path = ec ? given_path : p.lexically_normal().string();
-
-  for (const plugin_record& existing : plugins_)
-    if (existing.path == path && existing.loaded)
-      return {true, {}};  // loading the same file twice is a no-op
-
+load_result registry::add_locked(const std::string& path, load_outcome outcome) {
   plugin_record record;
   record.path = path;
-  tsrpHostOffer offer = make_offer();
-  std::string words;
-  entry_point_words = &words;
-  load_outcome outcome;
-  try {
-    outcome = load_plugin_file(path, offer);
-  } catch (...) {
-    entry_point_words = nullptr;
-    throw;
-  }
-  entry_point_words = nullptr;
-  if (!outcome.ok && !words.empty() && outcome.reason.rfind("entry point refused", 0) == 0)
-    outcome.reason += ": " + words;
   record.name = outcome.plugin.name;
   record.version = outcome.plugin.version;
   record.abi_version = outcome.plugin.abi_version;

@@ -62,15 +62,23 @@ class registry {
   // (-1 for the registry's own host interface). nullptr when no plugin serves the kind.
   const tsrpDeviceInterface* device_interface(int32_t device_kind, int* plugin_index) const;
 
-  // Loads one more plugin (tsrLoadPlugin). Takes the lock itself.
+  // Loads one more plugin (tsrLoadPlugin). The plugin's code runs without the registry's lock
+  // held, so calls on other threads go on meanwhile (for up to plugin_load_timeout()); then the
+  // lock is taken exclusively to add it.
   load_result load(const std::string& path);
 
  private:
   registry();
   void discover_locked();
-  load_result load_locked(const std::string& path);
+  // Adds what loading `path` gave (a plugin, or a refusal with its reason). Caller holds mutex_
+  // exclusively.
+  load_result add_locked(const std::string& path, load_outcome outcome);
+  bool loaded_locked(const std::string& path) const;
 
   mutable std::shared_mutex mutex_;
+  // Serializes loads (each plugin's entry point runs once); never held with mutex_ exclusive
+  // while foreign code runs.
+  std::mutex load_mutex_;
   backend_filter filter_;
   std::deque<plugin_record> plugins_;
   std::deque<kernel_record> kernels_;

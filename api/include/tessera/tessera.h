@@ -9,8 +9,7 @@
  *    running may have written part of its output; the status is then TSR_STATUS_EXECUTION_FAILED.)
  *  - Handles and descriptors are opaque. A handle serves one device (the CPU or CUDA device N)
  *    and one stream; the tensors passed with it live in that device's memory.
- *  - Descriptors may be shared between threads for reading; a handle is used by one thread at a
- *    time.
+ *  - Threads: see "Threads" below, next to tsrCreate.
  */
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
@@ -37,6 +36,14 @@ extern "C" {
 /* One integer: major * 10000 + minor * 100 + patch. */
 #define TSR_VERSION (TSR_VERSION_MAJOR * 10000 + TSR_VERSION_MINOR * 100 + TSR_VERSION_PATCH)
 
+/* Every enum below ends with TSR_ENUM_RANGE: two entries that make its range all of int32 (and
+ * its size 32 bits). A C caller may pass any int where an enum is expected; without them, the
+ * C++ implementation reading a value outside the declared ones would be undefined behaviour
+ * before it could refuse it (BAD_PARAM_OUT_OF_RANGE). Vulkan's _MAX_ENUM entries do the same.
+ * The two entries are not values to use. */
+#define TSR_ENUM_RANGE(prefix) \
+  prefix##_ENUM_MIN_ = (-2147483647 - 1), prefix##_ENUM_MAX_ = 2147483647
+
 /* ---------------------------------------------------------------------------------------------
  * Status codes, grouped as cuDNN 9 groups them: the thousands digit is the category.
  * ------------------------------------------------------------------------------------------- */
@@ -61,7 +68,8 @@ typedef enum {
 
   TSR_STATUS_EXECUTION_FAILED = 5000,
   TSR_STATUS_EXECUTION_FAILED_OUT_OF_MEMORY = 5001,
-  TSR_STATUS_EXECUTION_FAILED_DEVICE = 5002
+  TSR_STATUS_EXECUTION_FAILED_DEVICE = 5002,
+  TSR_ENUM_RANGE(TSR_STATUS)
 } tsrStatus_t;
 
 /* The category of a status: TSR_STATUS_SUCCESS, _BAD_PARAM, _NOT_SUPPORTED, _INTERNAL_ERROR or
@@ -86,20 +94,26 @@ TSR_API tsrStatus_t tsrCheckVersion(size_t compiled_version);
 /* ---------------------------------------------------------------------------------------------
  * Enums
  * ------------------------------------------------------------------------------------------- */
-typedef enum { TSR_DEVICE_CPU = 0, TSR_DEVICE_CUDA = 1 } tsrDeviceKind_t;
+typedef enum {
+  TSR_DEVICE_CPU = 0,
+  TSR_DEVICE_CUDA = 1,
+  TSR_ENUM_RANGE(TSR_DEVICE_KIND)
+} tsrDeviceKind_t;
 
 typedef enum {
   TSR_DATA_FLOAT = 0,
   TSR_DATA_HALF = 1,
   TSR_DATA_BFLOAT16 = 2,
   TSR_DATA_INT8 = 3,
-  TSR_DATA_INT32 = 4
+  TSR_DATA_INT32 = 4,
+  TSR_ENUM_RANGE(TSR_DATA_TYPE)
 } tsrDataType_t;
 
 /* Packed layouts for tsrSetTensorNdDescriptorEx; any other layout is given as strides. */
 typedef enum {
   TSR_TENSOR_NCHW = 0, /* channels second: NCW, NCHW, NCDHW, ... */
-  TSR_TENSOR_NHWC = 1  /* channels last: NWC, NHWC, NDHWC, ... */
+  TSR_TENSOR_NHWC = 1, /* channels last: NWC, NHWC, NDHWC, ... */
+  TSR_ENUM_RANGE(TSR_TENSOR_FORMAT)
 } tsrTensorFormat_t;
 
 typedef enum {
@@ -134,7 +148,8 @@ typedef enum {
   TSR_OP_RNN_FORWARD_TRAINING = 28,
   TSR_OP_RNN_BACKWARD_DATA = 29,
   TSR_OP_RNN_BACKWARD_WEIGHTS = 30,
-  TSR_OP_COUNT = 31
+  TSR_OP_COUNT = 31,
+  TSR_ENUM_RANGE(TSR_OPERATION)
 } tsrOperation_t;
 
 typedef enum {
@@ -147,21 +162,31 @@ typedef enum {
   TSR_ACTIVATION_ELU = 6,          /* coef: alpha, x < 0 ? coef * (exp(x) - 1) : x */
   TSR_ACTIVATION_GELU_ERF = 7,
   TSR_ACTIVATION_GELU_TANH = 8,
-  TSR_ACTIVATION_SWISH = 9 /* coef: beta, x * sigmoid(coef * x); coef 1 is SiLU */
+  TSR_ACTIVATION_SWISH = 9, /* coef: beta, x * sigmoid(coef * x); coef 1 is SiLU */
+  TSR_ENUM_RANGE(TSR_ACTIVATION_MODE)
 } tsrActivationMode_t;
 
-typedef enum { TSR_CROSS_CORRELATION = 0, TSR_CONVOLUTION = 1 } tsrConvolutionMode_t;
+typedef enum {
+  TSR_CROSS_CORRELATION = 0,
+  TSR_CONVOLUTION = 1,
+  TSR_ENUM_RANGE(TSR_CONVOLUTION_MODE)
+} tsrConvolutionMode_t;
 
 /* Whether NaN inputs propagate (pooling, op-tensor min/max, reductions), as cuDNN's. */
 #ifndef TSR_NAN_PROPAGATION_DEFINED
 #define TSR_NAN_PROPAGATION_DEFINED
-typedef enum { TSR_NOT_PROPAGATE_NAN = 0, TSR_PROPAGATE_NAN = 1 } tsrNanPropagation_t;
+typedef enum {
+  TSR_NOT_PROPAGATE_NAN = 0,
+  TSR_PROPAGATE_NAN = 1,
+  TSR_ENUM_RANGE(TSR_NAN_PROPAGATION)
+} tsrNanPropagation_t;
 #endif
 
 typedef enum {
   TSR_MATH_DEFAULT = 0,   /* exact arithmetic of the compute type */
   TSR_MATH_TENSOR_OP = 1, /* tensor cores allowed for fp16/bf16 */
-  TSR_MATH_ALLOW_TF32 = 2 /* tensor cores allowed, and tf32 for fp32 inputs */
+  TSR_MATH_ALLOW_TF32 = 2, /* tensor cores allowed, and tf32 for fp32 inputs */
+  TSR_ENUM_RANGE(TSR_MATH_MODE)
 } tsrMathMode_t;
 
 #define TSR_MAX_DIMS 8
@@ -174,6 +199,24 @@ typedef struct tsrContext* tsrHandle_t;
 
 /* Number of devices of `kind` that loaded plugins serve (0 when none; the CPU counts 1). */
 TSR_API tsrStatus_t tsrGetDeviceCount(tsrDeviceKind_t kind, int* count);
+
+/* Threads. Every function may be called from any thread.
+ *  - Calls without a handle (descriptors, tsrGetPluginCount/Info, tsrGetKernelCount/Info,
+ *    tsrGetAlgoByName, tsrGetDeviceCount, tsrLoadPlugin, versions) may run at the same time as
+ *    anything else. tsrLoadPlugin does not stop other calls while the plugin's code runs; it
+ *    waits at most TESSERA_PLUGIN_LOAD_TIMEOUT_MS (default 30000) for a plugin to load.
+ *  - A descriptor may be passed to any number of concurrent calls; setting or destroying it while
+ *    another thread uses it is an error.
+ *  - A handle may be shared by threads: every call that takes a handle may be made on one handle
+ *    from several threads at once. The handle serializes them (one runs at a time, each sees the
+ *    settings of the calls that returned before it started), so give each thread its own handle
+ *    when the calls should run in parallel. The exception is tsrDestroy: no other call may be
+ *    running or start on the handle.
+ *  - tsrGetLastErrorString reports the calling thread's last call only.
+ *  - Buffers are the caller's: concurrent calls must not write memory that another call reads or
+ *    writes, and a workspace passed explicitly serves one call at a time. (The handle's own
+ *    workspace pool is safe: calls on one handle are serialized.)
+ */
 
 /* Creates a handle bound to device `ordinal` of `kind`, on the device's default stream.
  * Errors: BAD_PARAM_NULL_POINTER (handle), BAD_PARAM_OUT_OF_RANGE (kind, or an ordinal not
@@ -209,7 +252,8 @@ typedef enum {
   TSR_TUNING_DATABASE = 1,         /* the tuning database, else the heuristic (the default) */
   TSR_TUNING_DATABASE_OR_TUNE = 2, /* the database, else measure the candidates once, store the
                                       winner and use it */
-  TSR_TUNING_ALWAYS = 3            /* measure each problem once per handle, store the winner */
+  TSR_TUNING_ALWAYS = 3,           /* measure each problem once per handle, store the winner */
+  TSR_ENUM_RANGE(TSR_TUNING_MODE)
 } tsrTuningMode_t;
 
 /* How kernels are chosen for calls with TSR_ALGO_AUTO. TESSERA_TUNING=heuristic|database|tune|
@@ -256,7 +300,8 @@ TSR_API tsrStatus_t tsrSetConstantWeights(tsrHandle_t handle, int constant);
 typedef enum {
   TSR_CROSSCHECK_OFF = 0,
   TSR_CROSSCHECK_ON = 1,   /* compare, log each mismatch with its replay command, count */
-  TSR_CROSSCHECK_ABORT = 2 /* as ON, and abort() the process at the first mismatch */
+  TSR_CROSSCHECK_ABORT = 2, /* as ON, and abort() the process at the first mismatch */
+  TSR_ENUM_RANGE(TSR_CROSS_CHECK_MODE)
 } tsrCrossCheckMode_t;
 
 /* Cross-check: every successful call also runs on the reference backend (the host CPU's oneDNN

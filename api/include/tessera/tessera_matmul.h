@@ -37,7 +37,8 @@ typedef struct tsrMatmulStruct* tsrMatmulDescriptor_t;
  * With no activation (identity) the two are the same. C is not read when beta is 0. */
 typedef enum {
   TSR_MATMUL_BLEND_AFTER_ACTIVATION = 0, /* the default */
-  TSR_MATMUL_BLEND_BEFORE_ACTIVATION = 1
+  TSR_MATMUL_BLEND_BEFORE_ACTIVATION = 1,
+  TSR_ENUM_RANGE(TSR_MATMUL_EPILOGUE_ORDER)
 } tsrMatmulEpilogueOrder_t;
 
 /* A new descriptor is not set: tsrSetMatmulDescriptor must be called before use. */

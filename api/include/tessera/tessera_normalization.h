@@ -15,7 +15,8 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 typedef enum {
   TSR_BATCHNORM_SPATIAL = 0,       /* one mean/variance per channel (over N and spatial dims) */
-  TSR_BATCHNORM_PER_ACTIVATION = 1 /* one per (C, spatial...) element (over N only) */
+  TSR_BATCHNORM_PER_ACTIVATION = 1, /* one per (C, spatial...) element (over N only) */
+  TSR_ENUM_RANGE(TSR_BATCH_NORM_MODE)
 } tsrBatchNormMode_t;
 
 /* Sets `derived_desc` to the layout of scale, bias, means and variances for x under `mode`:

@@ -19,7 +19,8 @@ extern "C" {
 typedef enum {
   TSR_POOLING_MAX = 0,
   TSR_POOLING_AVERAGE_COUNT_INCLUDE_PADDING = 1, /* divides by the window size */
-  TSR_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING = 2  /* divides by the elements inside x */
+  TSR_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING = 2, /* divides by the elements inside x */
+  TSR_ENUM_RANGE(TSR_POOLING_MODE)
 } tsrPoolingMode_t;
 
 /* tsrNanPropagation_t (TSR_NOT_PROPAGATE_NAN, TSR_PROPAGATE_NAN) is defined in tessera.h. */
@@ -101,13 +102,15 @@ TSR_API tsrStatus_t tsrGetPoolingBackwardWorkspaceSize(tsrHandle_t handle,
 typedef enum {
   TSR_SOFTMAX_FAST = 0,
   TSR_SOFTMAX_ACCURATE = 1, /* exp(x - max) / sum(exp(x - max)) */
-  TSR_SOFTMAX_LOG = 2       /* x - max - log(sum(exp(x - max))) */
+  TSR_SOFTMAX_LOG = 2, /* x - max - log(sum(exp(x - max))) */
+  TSR_ENUM_RANGE(TSR_SOFTMAX_ALGORITHM)
 } tsrSoftmaxAlgorithm_t;
 
 /* Values match cudnnSoftmaxMode_t. */
 typedef enum {
   TSR_SOFTMAX_MODE_INSTANCE = 0, /* per n, over all of C x spatial */
-  TSR_SOFTMAX_MODE_CHANNEL = 1   /* per n and spatial position, over C */
+  TSR_SOFTMAX_MODE_CHANNEL = 1, /* per n and spatial position, over C */
+  TSR_ENUM_RANGE(TSR_SOFTMAX_MODE)
 } tsrSoftmaxMode_t;
 
 /* y = alpha * softmax(x) + beta * y. x and y have the same dims (2 to TSR_MAX_DIMS: N, C,

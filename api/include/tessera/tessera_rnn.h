@@ -25,28 +25,40 @@ typedef enum {
   TSR_RNN_RELU = 0, /* h' = relu(W x + bW + R h + bR) */
   TSR_RNN_TANH = 1, /* h' = tanh(W x + bW + R h + bR) */
   TSR_LSTM = 2,     /* gates i, f, g, o */
-  TSR_GRU = 3       /* gates r, z, n */
+  TSR_GRU = 3, /* gates r, z, n */
+  TSR_ENUM_RANGE(TSR_RNN_MODE)
 } tsrRnnMode_t;
 
-typedef enum { TSR_RNN_UNIDIRECTIONAL = 0, TSR_RNN_BIDIRECTIONAL = 1 } tsrRnnDirectionMode_t;
+typedef enum {
+  TSR_RNN_UNIDIRECTIONAL = 0,
+  TSR_RNN_BIDIRECTIONAL = 1,
+  TSR_ENUM_RANGE(TSR_RNN_DIRECTION_MODE)
+} tsrRnnDirectionMode_t;
 
 typedef enum {
   TSR_RNN_NO_BIAS = 0,
   TSR_RNN_SINGLE_INP_BIAS = 1,
   TSR_RNN_DOUBLE_BIAS = 2, /* cuDNN's default: bW and bR per gate */
-  TSR_RNN_SINGLE_REC_BIAS = 3
+  TSR_RNN_SINGLE_REC_BIAS = 3,
+  TSR_ENUM_RANGE(TSR_RNN_BIAS_MODE)
 } tsrRnnBiasMode_t;
 
 typedef enum {
   TSR_RNN_SEQ_MAJOR = 0,  /* x, y dims {T, N, C} */
-  TSR_RNN_BATCH_MAJOR = 1 /* x, y dims {N, T, C} */
+  TSR_RNN_BATCH_MAJOR = 1, /* x, y dims {N, T, C} */
+  TSR_ENUM_RANGE(TSR_RNN_DATA_LAYOUT)
 } tsrRnnDataLayout_t;
 
-typedef enum { TSR_RNN_FWD_INFERENCE = 0, TSR_RNN_FWD_TRAINING = 1 } tsrRnnForwardMode_t;
+typedef enum {
+  TSR_RNN_FWD_INFERENCE = 0,
+  TSR_RNN_FWD_TRAINING = 1,
+  TSR_ENUM_RANGE(TSR_RNN_FORWARD_MODE)
+} tsrRnnForwardMode_t;
 
 typedef enum {
   TSR_WGRAD_MODE_ADD = 0, /* dweight_space += gradient (cuDNN's only mode) */
-  TSR_WGRAD_MODE_SET = 1  /* dweight_space = gradient */
+  TSR_WGRAD_MODE_SET = 1, /* dweight_space = gradient */
+  TSR_ENUM_RANGE(TSR_WGRAD_MODE)
 } tsrWgradMode_t;
 
 /* Returned by tsrGetRnnWeightParams for a bias the bias mode does not have. */

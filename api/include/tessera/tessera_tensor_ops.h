@@ -19,7 +19,8 @@ typedef enum {
   TSR_OP_TENSOR_MIN = 2,
   TSR_OP_TENSOR_MAX = 3,
   TSR_OP_TENSOR_SQRT = 4, /* unary: sqrt(alpha1 * a) */
-  TSR_OP_TENSOR_NOT = 5   /* unary: 1 - alpha1 * a (logical not of 0/1 values, as cuDNN) */
+  TSR_OP_TENSOR_NOT = 5, /* unary: 1 - alpha1 * a (logical not of 0/1 values, as cuDNN) */
+  TSR_ENUM_RANGE(TSR_OP_TENSOR_OP)
 } tsrOpTensorOp_t;
 
 /* Whether MIN/MAX (op tensor and reductions) return NaN when an input is NaN. */
@@ -33,15 +34,20 @@ typedef enum {
   TSR_REDUCE_TENSOR_AMAX = 4,  /* max |a| */
   TSR_REDUCE_TENSOR_AVG = 5,
   TSR_REDUCE_TENSOR_NORM1 = 6, /* sum |a| */
-  TSR_REDUCE_TENSOR_NORM2 = 7  /* sqrt(sum a^2) */
+  TSR_REDUCE_TENSOR_NORM2 = 7, /* sqrt(sum a^2) */
+  TSR_ENUM_RANGE(TSR_REDUCE_TENSOR_OP)
 } tsrReduceTensorOp_t;
 
 typedef enum {
   TSR_REDUCE_TENSOR_NO_INDICES = 0,
-  TSR_REDUCE_TENSOR_FLATTENED_INDICES = 1 /* MIN, MAX and AMAX only */
+  TSR_REDUCE_TENSOR_FLATTENED_INDICES = 1, /* MIN, MAX and AMAX only */
+  TSR_ENUM_RANGE(TSR_REDUCE_TENSOR_INDICES)
 } tsrReduceTensorIndices_t;
 
-typedef enum { TSR_32BIT_INDICES = 0 /* uint32_t */ } tsrIndicesType_t;
+typedef enum {
+  TSR_32BIT_INDICES = 0, /* uint32_t */
+  TSR_ENUM_RANGE(TSR_INDICES_TYPE)
+} tsrIndicesType_t;
 
 /* ---------------------------------------------------------------------------------------------
  * Add, scale, set, transform

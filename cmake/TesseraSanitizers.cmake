@@ -1,0 +1,106 @@
+# Sanitizer builds, in one place. Included before any target is made, so that every library,
+# plugin, tool and test of the build gets the same instrumentation (a plugin left uninstrumented
+# would hide exactly the bugs the hostile-plugin tests look for).
+#
+#   TESSERA_SANITIZE="address;undefined"  ASan + UBSan (UB is fatal: -fno-sanitize-recover)
+#   TESSERA_SANITIZE="thread"             TSan
+#   TESSERA_BUILD_FUZZERS=ON              libFuzzer targets (clang only): the libraries get
+#                                         -fsanitize=fuzzer-no-link on top, tests/fuzz links
+#                                         -fsanitize=fuzzer
+#
+# Results for the rest of the build:
+#   TESSERA_SANITIZED          ON when any of the above is on
+#   TESSERA_ASAN / TESSERA_TSAN
+#   TESSERA_LINK_NO_UNDEFINED  "-Wl,--no-undefined", or nothing where the sanitizer runtime lives
+#                              in the executable only (clang), so shared libraries cannot resolve
+#                              its symbols at link time
+#   TESSERA_SANITIZER_TEST_ENV environment for ctest: makes every report fail the test, also from
+#                              plugins that are dlopen'ed, whatever the caller's environment says
+#                              (also written to <build>/sanitizer_env.sh for the test script)
+set(TESSERA_SANITIZE "" CACHE STRING "Sanitizers for every target: 'address;undefined' or 'thread'")
+option(TESSERA_BUILD_FUZZERS "Build the libFuzzer targets (clang; implies address;undefined)" OFF)
+
+set(TESSERA_SANITIZED OFF)
+set(TESSERA_ASAN OFF)
+set(TESSERA_TSAN OFF)
+set(TESSERA_LINK_NO_UNDEFINED "-Wl,--no-undefined")
+set(TESSERA_SANITIZER_TEST_ENV "")
+
+set(_sanitizers ${TESSERA_SANITIZE})
+if(TESSERA_BUILD_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "TESSERA_BUILD_FUZZERS needs clang (libFuzzer): configure with "
+                        "-DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14")
+  endif()
+  list(APPEND _sanitizers address undefined)
+  list(REMOVE_DUPLICATES _sanitizers)
+endif()
+
+if(_sanitizers)
+  foreach(s IN LISTS _sanitizers)
+    if(NOT s MATCHES "^(address|undefined|thread)$")
+      message(FATAL_ERROR "TESSERA_SANITIZE: unknown sanitizer '${s}' (address, undefined, thread)")
+    endif()
+  endforeach()
+  if("thread" IN_LIST _sanitizers AND "address" IN_LIST _sanitizers)
+    message(FATAL_ERROR "TESSERA_SANITIZE: thread and address cannot be combined")
+  endif()
+  if(TESSERA_BUILD_CUDA_PLUGIN)
+    message(STATUS "Tessera: sanitizers apply to host code only; configure with "
+                   "-DTESSERA_BUILD_CUDA_PLUGIN=OFF unless nvcc's host compiler matches")
+  endif()
+  set(TESSERA_SANITIZED ON)
+  if("address" IN_LIST _sanitizers)
+    set(TESSERA_ASAN ON)
+  endif()
+  if("thread" IN_LIST _sanitizers)
+    set(TESSERA_TSAN ON)
+  endif()
+
+  string(REPLACE ";" "," _list "${_sanitizers}")
+  set(_compile -fsanitize=${_list} -fno-omit-frame-pointer -g)
+  if("undefined" IN_LIST _sanitizers)
+    # A UB report must fail the test that caused it, not scroll by.
+    list(APPEND _compile -fno-sanitize-recover=undefined)
+  endif()
+  if(TESSERA_BUILD_FUZZERS)
+    list(APPEND _compile -fsanitize=fuzzer-no-link)
+  endif()
+  foreach(flag IN LISTS _compile)
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:${flag}> $<$<COMPILE_LANGUAGE:C>:${flag}>)
+  endforeach()
+  add_link_options(-fsanitize=${_list})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # clang links the runtime into executables only; libtessera.so and the plugins resolve its
+    # symbols from the executable when loaded.
+    set(TESSERA_LINK_NO_UNDEFINED "")
+  endif()
+
+  set(_supp ${PROJECT_SOURCE_DIR}/tests/sanitizers)
+  if(TESSERA_ASAN)
+    # detect_leaks: a leak is a failure too. abort_on_error: death tests see a signal, and the
+    # report is never mistaken for a clean exit.
+    list(APPEND TESSERA_SANITIZER_TEST_ENV
+         "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:check_initialization_order=1")
+  endif()
+  if("undefined" IN_LIST _sanitizers)
+    list(APPEND TESSERA_SANITIZER_TEST_ENV "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+  endif()
+  if(TESSERA_TSAN)
+    # libgomp (under the prebuilt oneDNN) is not instrumented: its barriers are invisible to TSan.
+    # One OpenMP thread per team leaves no cross-thread synchronization inside it to miss; what
+    # remains is listed, with the reason for each entry, in tsan.supp.
+    list(APPEND TESSERA_SANITIZER_TEST_ENV
+         "TSAN_OPTIONS=suppressions=${_supp}/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0"
+         "OMP_NUM_THREADS=1")
+  endif()
+  # The same settings for whatever runs in this build folder outside ctest's ENVIRONMENT (the
+  # GoogleTest-discovered suites, whose properties cannot carry a list; tools/run-tests.sh sources
+  # this file before ctest).
+  set(_script "# Generated by cmake/TesseraSanitizers.cmake: this build's sanitizer settings.\n")
+  foreach(e IN LISTS TESSERA_SANITIZER_TEST_ENV)
+    string(APPEND _script "export \"${e}\"\n")
+  endforeach()
+  file(WRITE ${PROJECT_BINARY_DIR}/sanitizer_env.sh "${_script}")
+  message(STATUS "Tessera: sanitizers ${_list}")
+endif()
