@@ -486,7 +486,7 @@ bool run_rms(tsrHandle_t h, bool backward, const tsrKernelInfo_t& k, const ln_sh
 }
 
 template <class Run>
-void ln_sweep(tsrHandle_t h, const std::string& backend, tsrOperation_t op, int option_count, Run run) {
+void ln_sweep(tsrHandle_t /*h: the runners carry it*/, const std::string& backend, tsrOperation_t op, int option_count, Run run) {
   std::vector<tsrKernelInfo_t> ks = kernels_of(backend, op);
   if (ks.empty()) GTEST_SKIP() << backend << " has no " << tsrGetOperationName(op) << " kernel";
   for (const tsrKernelInfo_t& k : ks) {
