@@ -3,7 +3,9 @@
 # in .carry/. Phases (default "tests bench"), each step under its own time limit so that one hang
 # cannot eat the device call:
 #   tests     device facts, every test binary (the CUDA conformance sweep included)
-#   sanitize  compute-sanitizer memcheck and racecheck on the CUDA tests
+#   sanitize  compute-sanitizer memcheck and racecheck on the CUDA sweep (beside the tests), memcheck
+#             and initcheck on the graph-capture test
+#   tiles     the 128x64 tile forced on every ResNet-50 layer
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
 #             cuDNN per-call overhead anchor, and the ratio table
@@ -30,12 +32,27 @@ if [ -n "$cudnn_lib" ]; then
   export TESSERA_CUDNN_LIBRARY="$cudnn_lib/libcudnn.so.9" LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
 fi
 declare -a rows
-row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); }
+# Each row carries the seconds since the start, so a later budget plan knows what each step costs.
+row() { rows+=("$(printf '%-34s %4ss %s' "$1" "$SECONDS" "$2")"); }
+# A device call may run 600 s; DEADLINE (seconds from the start) bounds every step so that the
+# summary and the logs still come back when the steps together would run longer.
+DEADLINE=${DEADLINE:-570}
+lim() { local left=$(( DEADLINE - SECONDS )); (( left < 10 )) && left=10; echo $(( $1 < left ? $1 : left )); }
 has() { [[ " $phases " == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 "$c/bin/tessera-info" > "$out/tessera-info.txt" 2>&1; row "tessera-info" "rc=$?"
 grep -E "cuda|devices" "$out/tessera-info.txt" | head -4
+
+# memcheck and racecheck over the CUDA backend's sweep start first and run beside the tests (each
+# is mostly host-bound and the machine has 16 cores); the sanitize phase below collects them. Only
+# correctness is asked of a call that sanitizes: its timings would be disturbed.
+if has sanitize && command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck; do
+    timeout "$(lim ${SANITIZE_TIMEOUT:-420})" compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1 &
+  done
+fi
 
 if has tests; then
   for t in "$c"/bin/tessera_*test*; do
@@ -58,11 +75,11 @@ if has tests; then
     # 55 MB libdnnl does not fit the carry); CI runs them.
     # The cudnn backend's sweep runs as a step of its own below (its own time limit).
     [ "$name" = tessera_conformance_test ] && args=(--gtest_filter='-*Validation*:PoolingCppWrapper*:MatmulDescriptor*:*/cudnn')
-    env "${envs[@]}" timeout 300 "$t" "${args[@]}" > "$out/$name.log" 2>&1
+    env "${envs[@]}" timeout $(lim 300) "$t" "${args[@]}" > "$out/$name.log" 2>&1
     rc=$?
     # A crash (not a timeout): rerun under cuda-gdb for the backtrace.
     if [ $rc -ge 128 ] && [ $rc -ne 124 ] && command -v cuda-gdb >/dev/null; then
-      env "${envs[@]}" timeout 120 cuda-gdb -batch -ex run -ex bt -ex 'info threads' --args "$t" "${args[@]}" \
+      env "${envs[@]}" timeout $(lim 120) cuda-gdb -batch -ex run -ex bt -ex 'info threads' --args "$t" "${args[@]}" \
           > "$out/$name.gdb.log" 2>&1
       grep -A25 -E 'received signal|^#0' "$out/$name.gdb.log" | head -40
     fi
@@ -74,7 +91,7 @@ if has tests; then
     fi
   done
   if [ -n "${TESSERA_CUDNN_LIBRARY:-}" ]; then
-    timeout 300 "$c/bin/tessera_conformance_test" --gtest_filter='*/cudnn:CudnnPlugin*' \
+    timeout $(lim 300) "$c/bin/tessera_conformance_test" --gtest_filter='*/cudnn:CudnnPlugin*' \
         > "$out/tessera_conformance_cudnn.log" 2>&1
     rc=$?
     row "conformance (cudnn backend)" "rc=$rc $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/tessera_conformance_cudnn.log" | tr '\n' ' ' | cut -c1-90)"
@@ -89,19 +106,19 @@ fi
 # Short phases for a tight device budget: the CUDA sweep alone, the memory-bound anchors alone,
 # the per-call overheads alone.
 if has conformance; then
-  timeout 200 "$c/bin/tessera_conformance_test" --gtest_filter='*/cuda:-*Validation*' > "$out/conformance_cuda.log" 2>&1
+  timeout $(lim 200) "$c/bin/tessera_conformance_test" --gtest_filter='*/cuda:-*Validation*' > "$out/conformance_cuda.log" 2>&1
   row "conformance (cuda backend)" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/conformance_cuda.log" | tr '\n' ' ' | cut -c1-90)"
   grep -E '^\[  FAILED  \]' "$out/conformance_cuda.log" | head -20
   grep -B2 -A8 -E 'Failure$' "$out/conformance_cuda.log" | head -60
   for g in tessera_cuda_graph_capture_test tessera_cuda_graph_capture_own_runtime_test tessera_cuda_pooling_tiles_host_test; do
     [ -x "$c/bin/$g" ] || continue
-    timeout 60 "$c/bin/$g" > "$out/$g.log" 2>&1
+    timeout $(lim 60) "$c/bin/$g" > "$out/$g.log" 2>&1
     row "$g" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$g.log" | tr '\n' ' ' | cut -c1-80)"
   done
 fi
 
 if has anchors; then
-  timeout 150 "$c/bin/tessera-bench" --mode=P --backend=cuda --batch="$c/suites/h200_anchor.txt" > "$out/bench_h200_anchor.txt" 2>&1
+  timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda --batch="$c/suites/h200_anchor.txt" > "$out/bench_h200_anchor.txt" 2>&1
   row "tessera-bench anchor workloads" "rc=$? $(tail -1 "$out/bench_h200_anchor.txt")"
   # ANCHOR_JSON: reuse an anchor measured earlier on this kind of machine (saves a minute of a
   # short budget; the ratio table then says so).
@@ -109,22 +126,17 @@ if has anchors; then
     cp "$ANCHOR_JSON" "$out/anchor_subset.json"
     row "anchor subset (torch/cuDNN)" "reused $(basename "$ANCHOR_JSON")"
   else
-    OUT="$out" timeout 150 python3 tools/gpu/anchor_subset.py --no-conv > "$out/anchor_subset.txt" 2>&1
+    OUT="$out" timeout $(lim 150) python3 tools/gpu/anchor_subset.py --no-conv > "$out/anchor_subset.txt" 2>&1
     row "anchor subset (torch/cuDNN, no conv)" "rc=$?"
   fi
   python3 tools/gpu/ratio_table.py "$out/anchor_subset.json" "$out/bench_h200_anchor.txt" > "$out/ratio_table.txt" 2>&1
 fi
 
 if has sanitize && command -v compute-sanitizer >/dev/null; then
-  # memcheck and racecheck over the CUDA backend's sweep, side by side (each is mostly host-bound).
-  for tool in memcheck racecheck; do
-    timeout "${SANITIZE_TIMEOUT:-420}" compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
-        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1 &
-  done
-  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
+  timeout $(lim 120) compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
       > "$out/sanitizer_graph.log" 2>&1
   row "compute-sanitizer graph test" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_graph.log" | tail -1)"
-  timeout 120 compute-sanitizer --tool initcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
+  timeout $(lim 120) compute-sanitizer --tool initcheck --error-exitcode 9 "$c/bin/tessera_cuda_graph_capture_test" \
       > "$out/sanitizer_initcheck_graph.log" 2>&1
   row "compute-sanitizer initcheck graph" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_initcheck_graph.log" | tail -1)"
   wait
@@ -136,48 +148,51 @@ fi
 
 if has bench; then
   b="$c/bin/tessera-bench"
-  timeout 120 "$b" --backend=cuda --batch="$c/suites/default.txt" > "$out/bench_default.txt" 2>&1
+  timeout $(lim 120) "$b" --backend=cuda --batch="$c/suites/default.txt" > "$out/bench_default.txt" 2>&1
   row "tessera-bench default (cuda)" "rc=$? $(tail -1 "$out/bench_default.txt")"
   grep -E '^FAILED' "$out/bench_default.txt" | head -10 | cut -c1-200
-  timeout 150 "$b" --mode=P --backend=cuda --batch="$c/suites/h200_anchor.txt" > "$out/bench_h200_anchor.txt" 2>&1
+  timeout $(lim 150) "$b" --mode=P --backend=cuda --batch="$c/suites/h200_anchor.txt" > "$out/bench_h200_anchor.txt" 2>&1
   row "tessera-bench anchor workloads" "rc=$? $(tail -1 "$out/bench_h200_anchor.txt")"
-  timeout 150 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --batch="$c/suites/resnet50_mb256.txt" \
+  timeout $(lim 150) "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --batch="$c/suites/resnet50_mb256.txt" \
       > "$out/bench_resnet50_mb256.txt" 2>&1
   row "tessera-bench R50 N256 fp16" "rc=$? $(tail -1 "$out/bench_resnet50_mb256.txt")"
-  # The 128x64 tile on every layer it can run, to see where it beats the default choice.
-  timeout 100 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
-      --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_128x64.txt" 2>&1
-  row "tessera-bench R50 N256 128x64 tile" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_128x64.txt")"
   # Side by side with cuDNN through its plugin, same process and method; the JSON feeds
   # tools/perf-report (docs/PERFORMANCE.md).
-  timeout 200 "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda,cudnn --json="$out/side_by_side_r50.json" \
+  timeout $(lim 200) "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda,cudnn --json="$out/side_by_side_r50.json" \
       --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_side_by_side.txt" 2>&1
   row "tessera-bench R50 N256 cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_resnet50_mb256_side_by_side.txt" | tail -1 | cut -c1-90)"
-  timeout 150 "$b" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
+  timeout $(lim 150) "$b" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
       --batch="$c/suites/h200_anchor.txt" > "$out/bench_anchor_side_by_side.txt" 2>&1
   row "tessera-bench anchors cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_anchor_side_by_side.txt" | tail -1 | cut -c1-90)"
-  timeout 100 "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
+  timeout $(lim 100) "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
   row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
-  OUT="$out" timeout 200 python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
+  OUT="$out" timeout $(lim 200) python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
   row "anchor subset (torch/cuDNN)" "rc=$?"
   grep -vE '^PASSED' "$out/bench_h200_anchor.txt" "$out/bench_resnet50_mb256.txt" | head -20 | cut -c1-220
   python3 tools/gpu/ratio_table.py "$out/anchor_subset.json" "$out/bench_h200_anchor.txt" \
       "$out/bench_resnet50_mb256.txt" > "$out/ratio_table.txt" 2>&1
 fi
 
+if has tiles; then
+  # The 128x64 tile on every layer it can run, to see where it beats the default choice.
+  timeout $(lim 100) "$c/bin/tessera-bench" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
+      --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_128x64.txt" 2>&1
+  row "tessera-bench R50 N256 128x64 tile" "rc=$? $(tail -1 "$out/bench_resnet50_mb256_128x64.txt")"
+fi
+
 if has overhead || has bench; then
   # Per-call host cost: Tessera (our kernels, and cuDNN through its plugin) and cuDNN's own API,
   # the same tiny problem, in this run.
-  timeout 60 "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera.txt" 2>&1
+  timeout $(lim 60) "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera.txt" 2>&1
   row "tessera call overhead (cuda)" "$(grep -E 'conv_fwd_host|find_ms' "$out/call_overhead_tessera.txt" | tr '\n' ' ' | cut -c1-110)"
-  timeout 60 "$c/bin/tessera-call-overhead" --backend=cudnn > "$out/call_overhead_tessera_cudnn.txt" 2>&1
+  timeout $(lim 60) "$c/bin/tessera-call-overhead" --backend=cudnn > "$out/call_overhead_tessera_cudnn.txt" 2>&1
   row "tessera call overhead (cudnn plugin)" "$(grep -E 'conv_fwd_host' "$out/call_overhead_tessera_cudnn.txt" | cut -c1-110)"
   nvcc_bin=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
   if [ -f "$c/anchors/cudnn_overhead.cpp" ] && [ -n "$nvcc_bin" ] && [ -n "$cudnn_lib" ]; then
     cudnn_inc=$(dirname "$cudnn_lib")/include
     if "$nvcc_bin" -O2 -o /tmp/cudnn_overhead "$c/anchors/cudnn_overhead.cpp" -I"$cudnn_inc" -L"$cudnn_lib" \
         -l:libcudnn.so.9 > "$out/cudnn_overhead_build.txt" 2>&1; then
-      timeout 60 /tmp/cudnn_overhead > "$out/cudnn_overhead.txt" 2>&1
+      timeout $(lim 60) /tmp/cudnn_overhead > "$out/cudnn_overhead.txt" 2>&1
       row "cudnn overhead anchor" "$(grep -E 'conv_fwd_host_us|find_ms' "$out/cudnn_overhead.txt" | tr '\n' ' ' | cut -c1-110)"
     else
       row "cudnn overhead anchor" "build failed: $(tail -1 "$out/cudnn_overhead_build.txt" | cut -c1-90)"
