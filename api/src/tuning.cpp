@@ -226,9 +226,21 @@ tsrStatus_t measure_candidates(tsrContext& h, const operation_call& call,
       workspace_size = h.workspace_pool_size;
     }
     float ms = 0;
+    const auto candidate_started = std::chrono::steady_clock::now();
     if (s == TSR_STATUS_SUCCESS)
       s = time_kernel(h, call.function, v.kernel_id, call.problem, args.data(), workspace, workspace_size, iterations,
                       &ms);
+    // Where a find's time goes: the wall time of each candidate (first launch, module load and
+    // plan creation included) beside its kernel time.
+    if (log::enabled(log::level::debug)) {
+      const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                       candidate_started).count();
+      const registry::kernel_record& k = registry::registry::instance().kernels()[v.kernel_id];
+      log::write(log::level::debug, std::string(call.function) + ": measured " +
+                                        registry::registry::instance().plugins()[k.plugin_index].name + "/" +
+                                        k.kernel.name + " in " + std::to_string(wall_ms) + " ms wall, kernel " +
+                                        std::to_string(ms) + " ms");
+    }
     if (s == TSR_STATUS_SUCCESS) {
       (*times)[i] = ms;
     } else {

@@ -156,15 +156,26 @@ struct conv_desc_owner {
   ~conv_desc_owner() { tsrDestroyConvolutionDescriptor(d); }
 };
 
+// Declared before the buffers: they free through the handle, so it must outlive them (freeing
+// through a destroyed handle is the caller's use-after-free, which compute-sanitizer caught here).
+struct handle_owner {
+  tsrHandle_t h = nullptr;
+  ~handle_owner() {
+    if (h) tsrDestroy(h);
+  }
+};
+
 TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   // Unbuffered, so that the log shows how far a crashing run got.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   int devices = 0;
   ASSERT_OK(tsrGetDeviceCount(TSR_DEVICE_CUDA, &devices));
   if (devices == 0) GTEST_SKIP() << "no CUDA device";
-  tsrHandle_t h = nullptr;
-  ASSERT_OK(tsrCreate(TSR_DEVICE_CUDA, 0, &h));
+  // Destroyed in reverse: buffers, then the handle, then the stream it used.
   stream_owner stream;
+  handle_owner owner;
+  ASSERT_OK(tsrCreate(TSR_DEVICE_CUDA, 0, &owner.h));
+  tsrHandle_t h = owner.h;
   ASSERT_NE(stream.s, nullptr);
   ASSERT_OK(tsrSetStream(h, stream.s));
 
@@ -249,9 +260,6 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
 
   APP_GRAPH_EXEC_DESTROY(exec);
   APP_GRAPH_DESTROY(graph);
-  tsrSetStream(h, nullptr);
-  tsrDestroy(h);
-  std::printf("handle destroyed\n");
 }
 
 }  // namespace

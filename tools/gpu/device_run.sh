@@ -6,6 +6,8 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA sweep (beside the tests), memcheck
 #             and initcheck on the graph-capture test
 #   tiles     the 128x64 tile forced on every ResNet-50 layer
+#   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
+#   overhead  per-call host cost (Tessera, Tessera on cuDNN, cuDNN's own API, the bare launch)
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
 #             cuDNN per-call overhead anchor, and the ratio table
@@ -47,11 +49,18 @@ grep -E "cuda|devices" "$out/tessera-info.txt" | head -4
 # memcheck and racecheck over the CUDA backend's sweep start first and run beside the tests (each
 # is mostly host-bound and the machine has 16 cores); the sanitize phase below collects them. Only
 # correctness is asked of a call that sanitizes: its timings would be disturbed.
+# memcheck runs as SANITIZE_SHARDS gtest shards side by side (it is host-bound: one process over
+# the sweep took ~280 s); SANITIZE_RACECHECK narrows racecheck (default: the whole sweep).
 if has sanitize && command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    timeout "$(lim ${SANITIZE_TIMEOUT:-420})" compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
-        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_$tool.log" 2>&1 &
+  shards=${SANITIZE_SHARDS:-4}
+  for ((i = 0; i < shards; ++i)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "$(lim ${SANITIZE_TIMEOUT:-420})" \
+        compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_memcheck_$i.log" 2>&1 &
   done
+  timeout "$(lim ${SANITIZE_TIMEOUT:-420})" compute-sanitizer --tool racecheck --error-exitcode 9 \
+      "$c/bin/tessera_conformance_test" --gtest_filter="${SANITIZE_RACECHECK:-*/cuda}:-*Validation*" \
+      > "$out/sanitizer_racecheck.log" 2>&1 &
 fi
 
 if has tests; then
@@ -62,6 +71,8 @@ if has tests; then
       tessera_abi_compat_test|tessera_tuning_db_test|tessera_tuning_db_worker) continue ;;
       # Host-only selection-policy logic on a test device plugin that is not carried; CI runs it.
       tessera_selection_policy_test|tessera_selection_policy_worker) continue ;;
+      # Their hostile test plugins are found by build-tree paths and are not carried; CI runs them.
+      tessera_hostile_plugin_test|tessera_resource_fault_test) continue ;;
     esac
     envs=()
     case "$name" in
@@ -140,9 +151,10 @@ if has sanitize && command -v compute-sanitizer >/dev/null; then
       > "$out/sanitizer_initcheck_graph.log" 2>&1
   row "compute-sanitizer initcheck graph" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_initcheck_graph.log" | tail -1)"
   wait
-  for tool in memcheck racecheck; do
-    row "compute-sanitizer $tool" "$(grep -E 'ERROR SUMMARY|hazards|PASSED|FAILED  \]' "$out/sanitizer_$tool.log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
-    grep -m5 -B2 -A8 -E '^========= (Invalid|Race|Error)' "$out/sanitizer_$tool.log" | head -40
+  for log in "$out"/sanitizer_memcheck_*.log "$out/sanitizer_racecheck.log"; do
+    row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|hazards|PASSED|FAILED  \]' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
+    grep -m5 -B2 -A8 -E '^========= (Invalid|Race|Error|Program hit)' "$log" | head -40
+    grep -E '^\[  FAILED  \]' "$log" | head -5
   done
 fi
 
@@ -161,7 +173,7 @@ if has bench; then
   timeout $(lim 200) "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda,cudnn --json="$out/side_by_side_r50.json" \
       --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_side_by_side.txt" 2>&1
   row "tessera-bench R50 N256 cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_resnet50_mb256_side_by_side.txt" | tail -1 | cut -c1-90)"
-  timeout $(lim 150) "$b" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
+  timeout $(lim 300) "$b" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
       --batch="$c/suites/h200_anchor.txt" > "$out/bench_anchor_side_by_side.txt" 2>&1
   row "tessera-bench anchors cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_anchor_side_by_side.txt" | tail -1 | cut -c1-90)"
   timeout $(lim 100) "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
@@ -187,6 +199,16 @@ if has overhead || has bench; then
   row "tessera call overhead (cuda)" "$(grep -E 'conv_fwd_host|find_ms' "$out/call_overhead_tessera.txt" | tr '\n' ' ' | cut -c1-110)"
   timeout $(lim 60) "$c/bin/tessera-call-overhead" --backend=cudnn > "$out/call_overhead_tessera_cudnn.txt" 2>&1
   row "tessera call overhead (cudnn plugin)" "$(grep -E 'conv_fwd_host' "$out/call_overhead_tessera_cudnn.txt" | cut -c1-110)"
+  # Our kernels alone (the find then measures no cuDNN algorithm), and the same find with each
+  # candidate's wall time logged (debug), and the bare launch under every call.
+  TESSERA_BACKENDS=-cudnn timeout $(lim 60) "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera_own.txt" 2>&1
+  row "tessera call overhead (cuda only)" "$(grep -E 'conv_fwd_host|find_ms' "$out/call_overhead_tessera_own.txt" | tr '\n' ' ' | cut -c1-110)"
+  TESSERA_LOG_LEVEL=debug timeout $(lim 60) "$c/bin/tessera-call-overhead" > "$out/call_overhead_find_debug.txt" 2>&1
+  grep -E 'measured .* ms wall' "$out/call_overhead_find_debug.txt" | sed -E 's/^.*(tsr[A-Za-z]+: measured)/\1/' | head -20
+  if [ -x "$c/bin/tessera-launch-floor" ]; then
+    timeout $(lim 30) "$c/bin/tessera-launch-floor" > "$out/launch_floor.txt" 2>&1
+    row "bare launch floor" "$(cut -c1-110 "$out/launch_floor.txt")"
+  fi
   nvcc_bin=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
   if [ -f "$c/anchors/cudnn_overhead.cpp" ] && [ -n "$nvcc_bin" ] && [ -n "$cudnn_lib" ]; then
     cudnn_inc=$(dirname "$cudnn_lib")/include
@@ -198,6 +220,13 @@ if has overhead || has bench; then
       row "cudnn overhead anchor" "build failed: $(tail -1 "$out/cudnn_overhead_build.txt" | cut -c1-90)"
     fi
   fi
+fi
+
+if has memory; then
+  # The memory-bound anchors on our kernels and cuDNN's, one process: the JSON feeds perf-report.
+  timeout $(lim 300) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
+      --batch="$c/suites/h200_anchor.txt" > "$out/bench_anchor_side_by_side.txt" 2>&1
+  row "tessera-bench anchors cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_anchor_side_by_side.txt" | tail -1 | cut -c1-90)"
 fi
 
 printf '%s\n' "${rows[@]}" > "$out/summary.txt"
