@@ -20,6 +20,7 @@
 #include "onednn_log.hpp"
 #include "onednn_memory_desc.hpp"
 #include "onednn_primitive_cache.hpp"
+#include "onednn_reusable_memory.hpp"
 #include "onednn_reorder_step.hpp"
 #include "onednn_workspace.hpp"
 
@@ -162,6 +163,10 @@ struct conv_plan final : cached_entry {
   size_t workspace_bytes = 0;
   int64_t output_scale_count = 0;  // int8: how many weights scales the primitive takes
   std::string description;
+  // Per-call memories and arguments, re-pointed each call (onednn_reusable_memory.hpp).
+  mutable reusable_memory x_memory, w_memory, y_memory, src_memory, weights_memory, dst_memory,
+      scales_memory, scratchpad_memory;
+  mutable reusable_arguments conv_args;
 };
 
 struct candidate {
@@ -343,15 +348,17 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionProblem& 
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
   // oneDNN memories take void*; x and w are only read.
-  dnnl::memory x(plan.user_x, engine, const_cast<void*>(a.x));
-  dnnl::memory w(plan.user_w, engine, const_cast<void*>(a.w));
-  dnnl::memory y(plan.user_y, engine, a.y);
+  dnnl::memory& x = plan.x_memory.bind(plan.user_x, engine, const_cast<void*>(a.x));
+  dnnl::memory& w = plan.w_memory.bind(plan.user_w, engine, const_cast<void*>(a.w));
+  dnnl::memory& y = plan.y_memory.bind(plan.user_y, engine, a.y);
   void* scratchpad = workspace_at(workspace, plan.scratchpad_offset);
 
-  dnnl::memory src = x, weights = w, dst = y;
+  dnnl::memory* src = &x;
+  dnnl::memory* weights = &w;
+  dnnl::memory* dst = &y;
   if (plan.src_in) {
-    src = dnnl::memory(plan.conv_pd.src_desc(), engine, workspace_at(workspace, plan.src_offset));
-    plan.src_in->execute(stream, x, src, scratchpad);
+    src = &plan.src_memory.bind(plan.conv_pd.src_desc(), engine, workspace_at(workspace, plan.src_offset));
+    plan.src_in->execute(stream, x, *src, scratchpad);
   }
   if (plan.weights_in && p.weights_generation != 0) {
     // The caller promised constant filters: reorder once per filter and promise, then reuse.
@@ -362,25 +369,34 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionProblem& 
                                                        plan.weights_in->execute(stream, w, target, scratchpad);
                                                        stream.wait();
                                                      });
-    weights = dnnl::memory(desc, engine, kept);
+    weights = &plan.weights_memory.bind(desc, engine, kept);
   } else if (plan.weights_in) {
-    weights = dnnl::memory(plan.conv_pd.weights_desc(), engine,
-                           workspace_at(workspace, plan.weights_offset));
-    plan.weights_in->execute(stream, w, weights, scratchpad);
+    weights = &plan.weights_memory.bind(plan.conv_pd.weights_desc(), engine,
+                                        workspace_at(workspace, plan.weights_offset));
+    plan.weights_in->execute(stream, w, *weights, scratchpad);
   }
   if (plan.dst_out)
-    dst = dnnl::memory(plan.conv_pd.dst_desc(), engine, workspace_at(workspace, plan.dst_offset));
+    dst = &plan.dst_memory.bind(plan.conv_pd.dst_desc(), engine, workspace_at(workspace, plan.dst_offset));
 
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (plan.output_scale_count > 0)
-    args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
-                 dnnl::memory({{plan.output_scale_count}, dt::f32, {1}}, engine,
-                              const_cast<float*>(a.output_scales)));
+  // The slots are the plan's: the same memory objects every call, re-pointed above.
+  std::unordered_map<int, dnnl::memory>& args = plan.conv_args.map();
+  if (plan.output_scale_count > 0) {
+    plan.scales_memory.bind({{plan.output_scale_count}, dt::f32, {1}}, engine, const_cast<float*>(a.output_scales));
+  }
   if (scratchpad_bytes(plan.conv_pd) > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(plan.conv_pd.scratchpad_desc(), engine, scratchpad));
+    plan.scratchpad_memory.bind(plan.conv_pd.scratchpad_desc(), engine, scratchpad);
+  if (!plan.conv_args.ready()) {
+    args = {{DNNL_ARG_SRC, *src}, {DNNL_ARG_WEIGHTS, *weights}, {DNNL_ARG_DST, *dst}};
+    if (plan.output_scale_count > 0)
+      args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
+                   plan.scales_memory.bind({{plan.output_scale_count}, dt::f32, {1}}, engine,
+                                           const_cast<float*>(a.output_scales)));
+    if (scratchpad_bytes(plan.conv_pd) > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, plan.scratchpad_memory.bind(plan.conv_pd.scratchpad_desc(), engine, scratchpad));
+    plan.conv_args.mark_ready();
+  }
   plan.conv.execute(stream, args);
-  if (plan.dst_out) plan.dst_out->execute(stream, dst, y, scratchpad);
+  if (plan.dst_out) plan.dst_out->execute(stream, *dst, y, scratchpad);
   stream.wait();
 }
 
