@@ -7,6 +7,7 @@
 #             and initcheck on the graph-capture test
 #   tiles     the 128x64 tile forced on every ResNet-50 layer
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
+#   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
 #   overhead  per-call host cost (Tessera, Tessera on cuDNN, cuDNN's own API, the bare launch)
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
@@ -183,6 +184,24 @@ if has bench; then
   grep -vE '^PASSED' "$out/bench_h200_anchor.txt" "$out/bench_resnet50_mb256.txt" | head -20 | cut -c1-220
   python3 tools/gpu/ratio_table.py "$out/anchor_subset.json" "$out/bench_h200_anchor.txt" \
       "$out/bench_resnet50_mb256.txt" > "$out/ratio_table.txt" 2>&1
+fi
+
+if has suites; then
+  # Every suite of tools/suites side by side on our kernels and cuDNN's (issue 6), one JSON each
+  # (in logs.tar.gz) for tools/perf-report. Convolution suites in fp16 NHWC, the tensor-core path
+  # both libraries are tuned for; the others as their files give them. SUITES narrows the list.
+  for suite in ${SUITES:-resnet50 resnet50_bwd_data resnet50_bwd_filter resnet50_mb256 resnet50_bwd_data_mb256 \
+                resnet50_bwd_filter_mb256 mobilenet_v2 vgg16 unet3d memory_bound lstm host_overhead}; do
+    [ -f "$c/suites/$suite.txt" ] || continue
+    (( DEADLINE - SECONDS < 30 )) && { row "suite $suite" "not run: the call's deadline"; continue; }
+    case "$suite" in
+      resnet50*|mobilenet_v2|vgg16|unet3d) extra=(--dt=f16 --tag=nhwc) ;;
+      *) extra=() ;;
+    esac
+    timeout $(lim 120) "$c/bin/tessera-bench" --mode=P "${extra[@]}" --backend=cuda,cudnn \
+        --json="$out/side_by_side_$suite.json" --batch="$c/suites/$suite.txt" > "$out/bench_side_by_side_$suite.txt" 2>&1
+    row "suite $suite cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_side_by_side_$suite.txt" | tail -1 | sed -E 's/^geomean [^:]*: //' | cut -c1-80)"
+  done
 fi
 
 if has tiles; then
