@@ -5,6 +5,7 @@
 #   tests     device facts, every test binary (the CUDA conformance sweep included)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA sweep (beside the tests), memcheck
 #             and initcheck on the graph-capture test
+#   initcheck compute-sanitizer initcheck on the CUDA sweep, in shards
 #   tiles     the 128x64 tile forced on every ResNet-50 layer
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
 #   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
@@ -156,6 +157,22 @@ if has sanitize && command -v compute-sanitizer >/dev/null; then
     row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|hazards|PASSED|FAILED  \]' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
     grep -m5 -B2 -A8 -E '^========= (Invalid|Race|Error|Program hit)' "$log" | head -40
     grep -E '^\[  FAILED  \]' "$log" | head -5
+  done
+fi
+
+if has initcheck && command -v compute-sanitizer >/dev/null; then
+  # initcheck (reads of device memory never written) over the CUDA sweep, INITCHECK_SHARDS gtest
+  # shards side by side.
+  shards=${INITCHECK_SHARDS:-8}
+  for ((i = 0; i < shards; ++i)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "$(lim 400)" \
+        compute-sanitizer --tool initcheck --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_initcheck_$i.log" 2>&1 &
+  done
+  wait
+  for log in "$out"/sanitizer_initcheck_*.log; do
+    row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|PASSED|FAILED  \]|tests? ran' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
+    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Error|Program hit)' "$log" | head -30
   done
 fi
 
