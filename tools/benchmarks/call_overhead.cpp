@@ -89,6 +89,12 @@ int main(int argc, char** argv) {
     std::printf("%s_host_us %.2f %s_total_us %.2f\n", label, (b - a) / iters * 1e6, label, (c - a) / iters * 1e6);
   };
   time_calls("conv_fwd", perf[0].algo);
+  // What TSR_ALGO_AUTO runs without a tuned entry: the heuristic's first choice.
+  tsrAlgoPerf_t ranked[16];
+  for (auto& p : ranked) p.struct_size = sizeof(p);
+  int ranked_count = 0;
+  check(tsrGetConvolutionForwardAlgorithm(h, xd, wd, cd, yd, 16, &ranked_count, ranked), "get algorithm");
+  if (ranked_count > 0) std::printf("auto_algo %s/%s\n", ranked[0].backend_name, ranked[0].kernel_name);
   time_calls("conv_fwd_auto", TSR_ALGO_AUTO);
 
   tsrActivationDescriptor_t ad;
