@@ -2,10 +2,11 @@
 // ../shared/anchors/cudnn_overhead.cpp measures for cuDNN's legacy API (1x8x8x8 NHWC fp16, 8
 // filters 3x3, pad 1; relu on the same tensor), so that both are printed by one device run:
 //   tessera-call-overhead [--backend=NAME]
-// Prints find_ms, conv_fwd_host_us / conv_fwd_total_us (explicit algorithm from find, and
-// TSR_ALGO_AUTO: the warm path of the selection cache), relu_host_us, get_ws_host_us. "host" is
-// the time the calling thread spends per call with the GPU running behind (what a front end
-// adds: validation, lookup, dispatch and the launch); "total" includes the synchronization.
+// Prints find_ms, conv_fwd_host_us / conv_fwd_total_us (explicit algorithm from find), auto_algo
+// and conv_fwd_auto_* (TSR_ALGO_AUTO: the warm path of the selection cache), conv_fwd_checked_*
+// (explicit, pointer checks on), relu_host_us, get_ws_host_us. "host" is the time the calling
+// thread spends per call with the GPU running behind (what a front end adds: validation, lookup,
+// dispatch and the launch); "total" includes the synchronization.
 // Runs on CUDA device 0 when present, else on the CPU (where host and total coincide).
 #include <tessera/tessera.h>
 
@@ -96,6 +97,11 @@ int main(int argc, char** argv) {
   check(tsrGetConvolutionForwardAlgorithm(h, xd, wd, cd, yd, 16, &ranked_count, ranked), "get algorithm");
   if (ranked_count > 0) std::printf("auto_algo %s/%s\n", ranked[0].backend_name, ranked[0].kernel_name);
   time_calls("conv_fwd_auto", TSR_ALGO_AUTO);
+  // The same explicit call with the pointer checks on (tsrSetPointerChecks: one driver query per
+  // tensor per call): their cost is this minus conv_fwd_host_us.
+  check(tsrSetPointerChecks(h, 1), "tsrSetPointerChecks");
+  time_calls("conv_fwd_checked", perf[0].algo);
+  check(tsrSetPointerChecks(h, 0), "tsrSetPointerChecks");
 
   tsrActivationDescriptor_t ad;
   tsrCreateActivationDescriptor(&ad);
