@@ -235,6 +235,7 @@ if has overhead || has bench; then
   # the same tiny problem, in this run.
   timeout $(lim 60) "$c/bin/tessera-call-overhead" > "$out/call_overhead_tessera.txt" 2>&1
   row "tessera call overhead (cuda)" "$(grep -E 'conv_fwd_host|find_ms' "$out/call_overhead_tessera.txt" | tr '\n' ' ' | cut -c1-110)"
+  row "  auto choice, pointer checks" "$(grep -E 'auto_algo|conv_fwd_auto_host|conv_fwd_checked_host' "$out/call_overhead_tessera.txt" | tr '\n' ' ' | cut -c1-110)"
   timeout $(lim 60) "$c/bin/tessera-call-overhead" --backend=cudnn > "$out/call_overhead_tessera_cudnn.txt" 2>&1
   row "tessera call overhead (cudnn plugin)" "$(grep -E 'conv_fwd_host' "$out/call_overhead_tessera_cudnn.txt" | cut -c1-110)"
   # Our kernels alone (the find then measures no cuDNN algorithm), and the same find with each
