@@ -163,10 +163,12 @@ struct conv_plan final : cached_entry {
   size_t workspace_bytes = 0;
   int64_t output_scale_count = 0;  // int8: how many weights scales the primitive takes
   std::string description;
-  // Per-call memories and arguments, re-pointed each call (onednn_reusable_memory.hpp).
+  bool has_scratchpad = false;  // conv_pd asks for a scratchpad
+  // Per-call memories and execute() arguments, made on the first call and re-pointed on later
+  // ones (onednn_reusable_memory.hpp).
   mutable reusable_memory x_memory, w_memory, y_memory, src_memory, weights_memory, dst_memory,
       scales_memory, scratchpad_memory;
-  mutable reusable_arguments conv_args;
+  mutable std::unordered_map<int, dnnl::memory> conv_args;
 };
 
 struct candidate {
@@ -211,6 +213,7 @@ std::shared_ptr<conv_plan> try_candidate(const dnnl::engine& engine,
 
   workspace_layout layout;
   size_t scratchpad = scratchpad_bytes(plan->conv_pd);
+  plan->has_scratchpad = scratchpad > 0;
   const auto stage_in = [&](const dnnl::memory::desc& user, const dnnl::memory::desc& chosen,
                             std::optional<reorder_step>& step, size_t& offset) {
     if (user == chosen) return;  // oneDNN picked the user's own layout: read it in place
@@ -347,6 +350,7 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionProblem& 
              const tsrpConvolutionForwardArgs& a, void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
+  const auto& pd = plan.conv_pd;
   // oneDNN memories take void*; x and w are only read.
   dnnl::memory& x = plan.x_memory.bind(plan.user_x, engine, const_cast<void*>(a.x));
   dnnl::memory& w = plan.w_memory.bind(plan.user_w, engine, const_cast<void*>(a.w));
@@ -357,12 +361,12 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionProblem& 
   dnnl::memory* weights = &w;
   dnnl::memory* dst = &y;
   if (plan.src_in) {
-    src = &plan.src_memory.bind(plan.conv_pd.src_desc(), engine, workspace_at(workspace, plan.src_offset));
+    src = &plan.src_memory.bind([&] { return pd.src_desc(); }, engine, workspace_at(workspace, plan.src_offset));
     plan.src_in->execute(stream, x, *src, scratchpad);
   }
   if (plan.weights_in && p.weights_generation != 0) {
     // The caller promised constant filters: reorder once per filter and promise, then reuse.
-    const dnnl::memory::desc& desc = plan.conv_pd.weights_desc();
+    const dnnl::memory::desc& desc = pd.weights_desc();
     void* kept = ctx.constant_weights().find_or_make(a.w, p.weights_generation, &plan, desc.get_size(),
                                                      [&](void* memory) {
                                                        dnnl::memory target(desc, engine, memory);
@@ -371,29 +375,28 @@ void execute(const conv_plan& plan, context& ctx, const tsrpConvolutionProblem& 
                                                      });
     weights = &plan.weights_memory.bind(desc, engine, kept);
   } else if (plan.weights_in) {
-    weights = &plan.weights_memory.bind(plan.conv_pd.weights_desc(), engine,
+    weights = &plan.weights_memory.bind([&] { return pd.weights_desc(); }, engine,
                                         workspace_at(workspace, plan.weights_offset));
     plan.weights_in->execute(stream, w, *weights, scratchpad);
   }
   if (plan.dst_out)
-    dst = &plan.dst_memory.bind(plan.conv_pd.dst_desc(), engine, workspace_at(workspace, plan.dst_offset));
-
-  // The slots are the plan's: the same memory objects every call, re-pointed above.
-  std::unordered_map<int, dnnl::memory>& args = plan.conv_args.map();
+    dst = &plan.dst_memory.bind([&] { return pd.dst_desc(); }, engine, workspace_at(workspace, plan.dst_offset));
+  dnnl::memory* scales = nullptr;
   if (plan.output_scale_count > 0) {
-    plan.scales_memory.bind({{plan.output_scale_count}, dt::f32, {1}}, engine, const_cast<float*>(a.output_scales));
+    const dnnl::memory::dims count{plan.output_scale_count};
+    scales = &plan.scales_memory.bind([&] { return dnnl::memory::desc(count, dt::f32, {1}); }, engine,
+                                      const_cast<float*>(a.output_scales));
   }
-  if (scratchpad_bytes(plan.conv_pd) > 0)
-    plan.scratchpad_memory.bind(plan.conv_pd.scratchpad_desc(), engine, scratchpad);
-  if (!plan.conv_args.ready()) {
+  dnnl::memory* scratch = nullptr;
+  if (plan.has_scratchpad)
+    scratch = &plan.scratchpad_memory.bind([&] { return pd.scratchpad_desc(); }, engine, scratchpad);
+
+  // Made on the first call from the plan's own memories, which the binds above re-point.
+  std::unordered_map<int, dnnl::memory>& args = plan.conv_args;
+  if (args.empty()) {
     args = {{DNNL_ARG_SRC, *src}, {DNNL_ARG_WEIGHTS, *weights}, {DNNL_ARG_DST, *dst}};
-    if (plan.output_scale_count > 0)
-      args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
-                   plan.scales_memory.bind({{plan.output_scale_count}, dt::f32, {1}}, engine,
-                                           const_cast<float*>(a.output_scales)));
-    if (scratchpad_bytes(plan.conv_pd) > 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, plan.scratchpad_memory.bind(plan.conv_pd.scratchpad_desc(), engine, scratchpad));
-    plan.conv_args.mark_ready();
+    if (scales) args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, *scales);
+    if (scratch) args.emplace(DNNL_ARG_SCRATCHPAD, *scratch);
   }
   plan.conv.execute(stream, args);
   if (plan.dst_out) plan.dst_out->execute(stream, *dst, y, scratchpad);
