@@ -12,7 +12,7 @@
 #   overhead  per-call host cost (Tessera, Tessera on cuDNN, cuDNN's own API, the bare launch)
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
-#             cuDNN per-call overhead anchor, and the ratio table
+#             ratio table, and with them the overhead and memory phases
 # A short table comes last.
 #   device tool: command "bash tools/gpu/device_run.sh tests sanitize", carry [".carry"]
 set -u
@@ -191,9 +191,6 @@ if has bench; then
   timeout $(lim 200) "$b" --mode=P --dt=f16 --tag=nhwc --backend=cuda,cudnn --json="$out/side_by_side_r50.json" \
       --batch="$c/suites/resnet50_mb256.txt" > "$out/bench_resnet50_mb256_side_by_side.txt" 2>&1
   row "tessera-bench R50 N256 cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_resnet50_mb256_side_by_side.txt" | tail -1 | cut -c1-90)"
-  timeout $(lim 300) "$b" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
-      --batch="$c/suites/h200_anchor.txt" > "$out/bench_anchor_side_by_side.txt" 2>&1
-  row "tessera-bench anchors cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_anchor_side_by_side.txt" | tail -1 | cut -c1-90)"
   timeout $(lim 100) "$b" --mode=CP --backend=cudnn --batch="$c/suites/default.txt" > "$out/bench_default_cudnn.txt" 2>&1
   row "tessera-bench default (cudnn)" "rc=$? $(tail -1 "$out/bench_default_cudnn.txt")"
   OUT="$out" timeout $(lim 200) python3 tools/gpu/anchor_subset.py > "$out/anchor_subset.txt" 2>&1
@@ -261,8 +258,9 @@ if has overhead || has bench; then
   fi
 fi
 
-if has memory; then
+if has memory || has bench; then
   # The memory-bound anchors on our kernels and cuDNN's, one process: the JSON feeds perf-report.
+  # Last, as the longest step (hundreds of MB of fresh random inputs per problem).
   timeout $(lim 300) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn --json="$out/side_by_side_memory_bound.json" \
       --batch="$c/suites/h200_anchor.txt" > "$out/bench_anchor_side_by_side.txt" 2>&1
   row "tessera-bench anchors cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_anchor_side_by_side.txt" | tail -1 | cut -c1-90)"
