@@ -18,6 +18,7 @@
 #include "activation_functions.cuh"
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
+#include "launch_overrides.hpp"
 #include "norm_index.cuh"
 #include "norm_reduction.cuh"
 #include "norm_vector_io.cuh"
@@ -41,6 +42,13 @@ constexpr int bn_reduce_unroll = 4;  // loads in flight per thread in the reduct
 constexpr int bn_sums_unroll = 2;    // per tensor in the backward reductions (2 or 3 tensors)
 constexpr int bn_apply_unroll = 4;   // and in the forward elementwise pass
 constexpr int bn_dx_unroll = 1;      // dx reads up to four tensors: enough loads in flight already
+// Rows each thread of the columns layout's elementwise pass walks (bn_apply_unroll at a time).
+// Each thread first loads the coefficients of its V columns (4 to 8 scattered loads per column,
+// a square root and a division in inference), so a thread that walks 4 rows spends as long on
+// them as on its data: with 4, the pass moved 61 % of the DRAM peak where relu moves 85 % (ncu,
+// H200, 2026-12-03). The most: smaller problems take fewer (down to bn_apply_unroll) to keep four
+// fills of the GPU. TESSERA_CUDA_BN_ROWS_PER_THREAD overrides it for measurement.
+constexpr int bn_rows_per_thread = 16;
 constexpr int64_t bn_max_parts = 1024;
 constexpr int64_t bn_max_partial_entries = int64_t{1} << 21;  // per partial array (8 MiB)
 
@@ -730,7 +738,7 @@ struct training_fold {
   float* running_var;
 };
 
-// Blocks (32, 8), one slot per threadIdx.x.
+// Blocks (32, fold_lanes), one slot per threadIdx.x.
 __global__ void __launch_bounds__(fold_slots_per_block * fold_lanes) bn_fold_training(training_fold f) {
   const int64_t slot = static_cast<int64_t>(blockIdx.x) * fold_slots_per_block + threadIdx.x;
   const bool active = slot < f.slots;
@@ -1122,12 +1130,19 @@ void run_columns(const bn_call& c, bn_op op) {
         fold_backward(c, parts, g.cols, g.map);
       }
     }
-    // The elementwise pass: each block row takes a contiguous share of g.part_len rows, four
-    // rows of threads (bn_apply_unroll) unless there are more than 65535 shares: many short
+    // The elementwise pass: each block row takes a contiguous share of g.part_len rows,
+    // bn_rows_per_thread rows of threads unless there are more than 65535 shares: many short
     // blocks, which keep every SM busy to the end (a grid of a few waves of long grid-stride
-    // blocks leaves its last partial wave running alone).
+    // blocks leaves its last partial wave running alone), each long enough to pay for loading
+    // its coefficients.
+    static const int most_rows_per_thread =
+        launch_override("TESSERA_CUDA_BN_ROWS_PER_THREAD", bn_rows_per_thread, 1, 1024);
     const int64_t thread_rows = norm_ceil_div(g.rows, launch.block.y);
-    const int64_t row_blocks = std::min<int64_t>(norm_ceil_div(thread_rows, bn_apply_unroll), 65535);
+    // Fewer rows per thread where the longer share would leave under four fills of the GPU.
+    const int64_t rows_per_thread =
+        std::clamp<int64_t>(thread_rows * launch.tiles / (4 * c.target_blocks), std::min(bn_apply_unroll, most_rows_per_thread),
+                            most_rows_per_thread);
+    const int64_t row_blocks = std::min<int64_t>(norm_ceil_div(thread_rows, rows_per_thread), 65535);
     g.part_len = norm_ceil_div(thread_rows, row_blocks) * launch.block.y;
     const dim3 grid(tiles, static_cast<unsigned int>(norm_ceil_div(g.rows, g.part_len)));
     if (op == bn_op::backward) {

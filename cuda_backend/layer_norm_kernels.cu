@@ -19,6 +19,7 @@
 // given GPU.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
+#include "launch_overrides.hpp"
 #include "norm_index.cuh"
 #include "norm_reduction.cuh"
 #include "norm_vector_io.cuh"
@@ -400,7 +401,7 @@ __global__ void __launch_bounds__(row_max_threads)
   }
 }
 
-// dscale[c] / dbias[c] = the partials of column c summed in partial order; blocks (32, 8).
+// dscale[c] / dbias[c] = the partials of column c summed in partial order; blocks (32, fold_lanes).
 __global__ void __launch_bounds__(fold_slots_per_block * fold_lanes)
     norm_fold_param_grads(const float* part_ds, const float* part_db, int parts, int64_t inner, float* dscale,
                           float* dbias) {
@@ -787,7 +788,9 @@ void fold_param_grads(cuda_context& ctx, const norm_desc& d, const norm_pointers
 
 template <typename T, int V, bool Rms>
 void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
-  const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * warp_rows);
+  // TESSERA_CUDA_LNORM_ROWS_PER_WARP overrides warp_rows, to measure (launch_overrides.hpp).
+  static const int rows_per_warp = launch_override("TESSERA_CUDA_LNORM_ROWS_PER_WARP", warp_rows, 1, 1 << 16);
+  const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
   norm_rows_forward_warp<T, V, Rms><<<blocks, warp_row_threads, 0, ctx.stream()>>>(static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale,
                                                         q.bias, q.mean_out, q.inv_out);
 }

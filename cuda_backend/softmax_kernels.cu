@@ -27,6 +27,7 @@
 // No atomics, fixed reduction shapes: results are bitwise reproducible on a given GPU.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
+#include "launch_overrides.hpp"
 #include "norm_index.cuh"
 #include "norm_reduction.cuh"
 #include "norm_vector_io.cuh"
@@ -736,8 +737,14 @@ void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind
     }
     const std::pair<int, int> shape = warp_shape(d.length);
     const dim3 block(shape.first, warp_block_threads / shape.first);
+    // One group of rows per block by default: many short blocks, which the hardware balances to
+    // the end. The former cap of 8 blocks per SM left the kernel grid-striding in 2.7 waves of
+    // 78-register blocks (the last wave partly alone) at 50 % of the DRAM peak (ncu, H200,
+    // 2026-12-03). TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=n restores a cap of n per SM, to measure.
+    static const int blocks_per_sm = launch_override("TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM", 0, 0, 1 << 16);
+    const int64_t wanted = std::min<int64_t>(norm_ceil_div(d.rows, block.y), 0x7fffffff);
     const unsigned int blocks =
-        static_cast<unsigned int>(std::min<int64_t>(norm_ceil_div(d.rows, block.y), int64_t{sms} * 8));
+        static_cast<unsigned int>(blocks_per_sm > 0 ? std::min<int64_t>(wanted, int64_t{sms} * blocks_per_sm) : wanted);
     const auto warp_launch = [&](auto items_tag) {
       constexpr int Items = decltype(items_tag)::value;
       if (d.backward) {

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -123,11 +124,14 @@ constexpr int elementwise_unroll = Wide ? 1 : V == 1 ? 4 : (16 / V > 1 ? 16 / V 
 // Each block takes a contiguous share of the items (one chunk of elementwise_unroll *
 // blockDim.x unless the grid limit made the shares larger), each thread loading all of its items
 // of a chunk before computing any.
-template <typename TA, typename TB, typename TC, int V, bool Wide>
+// Unary: a one-operand op with beta == 0 (copy, scale, sqrt, not), known at compile time so that
+// the kernel holds neither b nor the old c: 75 registers and 62 % of the DRAM peak for the
+// general form on a 1 GiB copy (ncu, H200, 2026-12-03), where the copy alone needs a third.
+template <typename TA, typename TB, typename TC, int V, bool Wide, bool Unary>
 __global__ void __launch_bounds__(elementwise_threads) elementwise_kernel(const elementwise_params p) {
   constexpr int U = elementwise_unroll<V, Wide>;
-  const bool read_c = p.beta != 0.0f;
-  const bool binary = is_binary(p.op);
+  const bool read_c = !Unary && p.beta != 0.0f;
+  const bool binary = !Unary && is_binary(p.op);
   const bool a_broadcast = p.walk.strides[slot_a][0] == 0;
   const bool b_broadcast = p.walk.strides[slot_b][0] == 0;
   const int64_t rows = (p.items + blockDim.x - 1) / blockDim.x;  // of blockDim.x items
@@ -193,7 +197,45 @@ void launch_engine(cuda_context& ctx, elementwise_params p, const merged_layout<
   p.items = elements / V;
   const unsigned int blocks =
       cuda_context::share_blocks(p.items, int64_t{elementwise_threads} * elementwise_unroll<V, Wide>);
-  elementwise_kernel<TA, TB, TC, V, Wide><<<blocks, elementwise_threads, 0, ctx.stream()>>>(p);
+  if (!Wide && !is_binary(p.op) && p.beta == 0.0f) {
+    elementwise_kernel<TA, TB, TC, V, Wide, !Wide><<<blocks, elementwise_threads, 0, ctx.stream()>>>(p);
+  } else {
+    elementwise_kernel<TA, TB, TC, V, Wide, false><<<blocks, elementwise_threads, 0, ctx.stream()>>>(p);
+  }
+}
+
+// ---- plain copy ------------------------------------------------------------------------------
+
+// y = x bit for bit, 16 bytes per thread and one vector each: many short blocks. This loop shape
+// moved 4.25 TB/s on the H200 where four vectors per thread moved 4.08 and a grid-stride loop
+// 3.9-4.0 (tessera-bandwidth-probe, 1 GiB, 2026-12-03; cudaMemcpy 4.24).
+__global__ void __launch_bounds__(elementwise_threads)
+    copy_vectors_kernel(const uint4* __restrict__ x, uint4* __restrict__ y, int64_t vectors) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors; i += step) y[i] = x[i];
+}
+
+// Whether the request is a plain copy: y = 1 * x + 0 * y between floating tensors of one type
+// laid out densely in the same order, 16-byte aligned and a whole number of 16-byte vectors.
+// Converting through fp32 and back leaves every such value as it was (NaN payloads aside), so the
+// bits can move as they are. Integer types keep the engine: their fp32 conversion is the contract.
+bool plain_copy(const elementwise_request& r, const merged_layout<3>& layout, int64_t elements) {
+  if (r.op != elementwise_copy || r.alpha1 != 1.0f || r.beta != 0.0f) return false;
+  const int32_t type = r.a->data_type;
+  if (type != r.c->data_type) return false;
+  if (type != TSRP_DATA_FLOAT && type != TSRP_DATA_HALF && type != TSRP_DATA_BFLOAT16) return false;
+  if (layout.ndims != 1 || layout.strides[slot_a][0] != 1 || layout.strides[slot_c][0] != 1) return false;
+  const size_t bytes = static_cast<size_t>(elements) * element_size(type);
+  return bytes % 16 == 0 && aligned_to(r.a_data, 16) && aligned_to(r.c_data, 16);
+}
+
+void launch_plain_copy(cuda_context& ctx, const elementwise_request& r, int64_t elements) {
+  if (r.a_data == r.c_data) return;  // in place: nothing changes
+  const int64_t vectors = elements * static_cast<int64_t>(element_size(r.a->data_type)) / 16;
+  const int64_t wanted = (vectors + elementwise_threads - 1) / elementwise_threads;
+  const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(wanted, max_int32));
+  copy_vectors_kernel<<<blocks, elementwise_threads, 0, ctx.stream()>>>(static_cast<const uint4*>(r.a_data),
+                                                                        static_cast<uint4*>(r.c_data), vectors);
 }
 
 // ---- set -------------------------------------------------------------------------------------
@@ -448,6 +490,10 @@ void launch_elementwise(cuda_context& ctx, const elementwise_request& r) {
   const bool binary = is_binary(r.op);
   const tsrpTensor* tensors[3] = {r.a, binary ? r.b : nullptr, r.c};
   const merged_layout<3> layout = elementwise_layout<3>(*r.c, tensors, slot_c);
+  if (plain_copy(r, layout, elements)) {
+    launch_plain_copy(ctx, r, elements);
+    return;
+  }
 
   elementwise_params p{};
   p.a = r.a_data;

@@ -328,7 +328,12 @@ const bench_runner::handle_entry& bench_runner::handle_for(const std::string& ba
     return entry;
   }
   if (!backend.empty()) {
+    // Exclusive: when the library chooses (--tuning=database|tune|always), the named backend's
+    // own choice runs, or the problem is skipped with every kernel's reason; a plain preference
+    // would let another backend's kernel run under this backend's name (the cudnn column of a
+    // side-by-side run showed Tessera's layer norm, 2026-12-03).
     entry.status = tsrSetBackendPreference(entry.handle, backend.c_str());
+    if (entry.status == TSR_STATUS_SUCCESS) entry.status = tsrSetBackendsExclusive(entry.handle, 1);
     if (entry.status != TSR_STATUS_SUCCESS) {
       entry.message = "tsrSetBackendPreference: " + last_error();
       tsrDestroy(entry.handle);

@@ -25,6 +25,7 @@ selection_request make_request(const tsrContext& h, int op, const void* problem,
   req.device_kind = h.kind;
   req.problem = problem;
   req.preferred_plugins = &h.preferred_plugins;
+  req.preferred_only = h.preferred_only;
   req.unavailable = &h.unavailable;
   req.explicit_kernel = algo;
   req.check_workspace = check_workspace;

@@ -25,6 +25,7 @@ struct tsrContext {
   std::atomic<tsrMathMode_t> math_mode{TSR_MATH_DEFAULT};
   std::mutex mutex;  // held by every call that uses the state below
   std::vector<size_t> preferred_plugins;  // plugin indices, in the order asked for
+  bool preferred_only = false;            // tsrSetBackendsExclusive
 
   // The device plugin's interface and its index (-1: the registry's host interface).
   const tsrpDeviceInterface* device = nullptr;

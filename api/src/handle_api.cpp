@@ -330,6 +330,20 @@ TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* back
   });
 }
 
+TSR_API tsrStatus_t tsrSetBackendsExclusive(tsrHandle_t handle, int exclusive) {
+  const char* fn = "tsrSetBackendsExclusive";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (exclusive != 0 && exclusive != 1)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(fn) + ": exclusive is " + std::to_string(exclusive) + "; expected 0 or 1");
+    auto handle_lock = lock_handle(*handle);
+    handle->preferred_only = exclusive == 1;
+    handle->selections.clear();
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
 TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode) {
   const char* fn = "tsrSetMathMode";
   return guarded(fn, [&] {

@@ -64,13 +64,17 @@ registry::tuning_key key_for(tsrContext& h, const registry::registry& reg, const
   return key;
 }
 
-// The plugins whose kernels this handle can run.
+// The plugins whose kernels this handle's automatic choices may take: those of its device that
+// it can use, and only the preferred ones when the preference is exclusive.
 std::vector<size_t> usable_plugins(const tsrContext& h, const registry::registry& reg) {
   std::vector<size_t> out;
   for (size_t i = 0; i < reg.plugins().size(); ++i) {
     const registry::plugin_record& p = reg.plugins()[i];
-    if (p.loaded && p.device_kind == h.kind && i < h.unavailable.size() && h.unavailable[i].empty())
-      out.push_back(i);
+    if (!p.loaded || p.device_kind != h.kind || i >= h.unavailable.size() || !h.unavailable[i].empty()) continue;
+    if (h.preferred_only &&
+        std::find(h.preferred_plugins.begin(), h.preferred_plugins.end(), i) == h.preferred_plugins.end())
+      continue;
+    out.push_back(i);
   }
   return out;
 }

@@ -53,6 +53,15 @@ kernel_verdict judge(const registry& reg, const kernel_record& k, const selectio
     v.reason = "serves another device kind";
     return v;
   }
+  if (req.preferred_only && req.explicit_kernel < 0) {
+    const std::vector<size_t> none;
+    const std::vector<size_t>& preferred = req.preferred_plugins ? *req.preferred_plugins : none;
+    if (std::find(preferred.begin(), preferred.end(), k.plugin_index) == preferred.end()) {
+      v.reason = "backend " + reg.plugins()[k.plugin_index].name +
+                 " is not in the handle's exclusive backend list (tsrSetBackendsExclusive)";
+      return v;
+    }
+  }
   char reason[256] = {0};
   int yes = 0;
   try {

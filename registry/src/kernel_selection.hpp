@@ -31,6 +31,9 @@ struct selection_request {
   int32_t device_kind = TSRP_DEVICE_CPU;
   const void* problem = nullptr;
   const std::vector<size_t>* preferred_plugins = nullptr;  // plugin indices, may be null
+  // Automatic choices consider the preferred plugins only (tsrSetBackendsExclusive); an explicit
+  // kernel is still honoured, whatever its backend.
+  bool preferred_only = false;
   // Per plugin index: non-empty when the handle cannot use that plugin (its context failed).
   const std::vector<std::string>* unavailable = nullptr;
   int64_t explicit_kernel = -1;      // tsrAlgo_t, or -1 for automatic choice

@@ -4,6 +4,7 @@
 
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -167,6 +168,46 @@ TEST(KernelSelection, not_supported_lists_every_kernel_and_its_reason) {
   EXPECT_FAILS_WITH(tsrActivationForward(h, act, relu_f32, 1, x, in.data(), 0, y, out.data()),
                     TSR_STATUS_NOT_SUPPORTED_NO_KERNEL, "fake/relu_f32: fake/relu_f32 runs relu only");
   EXPECT_EQ(out, std::vector<int32_t>(6, 0));
+}
+
+TEST(KernelSelection, an_exclusive_preference_never_runs_another_backends_kernel) {
+  if (!backend_loaded("onednn")) GTEST_SKIP() << "oneDNN plugin not built";
+  tessera::handle h(TSR_DEVICE_CPU, 0);
+  h.set_backend_preference("onednn");
+  // An int32 sigmoid between different layouts: oneDNN declines it, fake/failing accepts
+  // everything (and fails when run), so which backend ran shows in the status.
+  tessera::activation_desc sigmoid(TSR_ACTIVATION_SIGMOID);
+  tessera::tensor_desc xi(TSR_DATA_INT32, {2, 3}, {3, 1});
+  tessera::tensor_desc yi(TSR_DATA_INT32, {2, 3}, {1, 2});
+  std::vector<int32_t> in(6, 1), out(6, 7);
+  for (tsrTuningMode_t mode : {TSR_TUNING_HEURISTIC, TSR_TUNING_ALWAYS}) {
+    SCOPED_TRACE(mode);
+    ASSERT_EQ(tsrSetTuningMode(h, mode), TSR_STATUS_SUCCESS);
+    h.set_backends_exclusive(false);
+    // A plain preference: the other backends follow, and fake's kernel runs.
+    EXPECT_FAILS_WITH(tsrActivationForward(h, sigmoid, TSR_ALGO_AUTO, 1, xi, in.data(), 0, yi, out.data()),
+                      TSR_STATUS_EXECUTION_FAILED, "fake failure injected at run time");
+    h.set_backends_exclusive(true);
+    // Exclusive: nothing else is tried, and the refusal says why each other kernel was passed over.
+    EXPECT_FAILS_WITH(tsrActivationForward(h, sigmoid, TSR_ALGO_AUTO, 1, xi, in.data(), 0, yi, out.data()),
+                      TSR_STATUS_NOT_SUPPORTED_NO_KERNEL,
+                      "fake/failing: backend fake is not in the handle's exclusive backend list");
+    EXPECT_EQ(out, std::vector<int32_t>(6, 7)) << "a refused call must not write its output";
+  }
+  // The preferred backend's own choice still runs, and explicit algorithms of any backend too.
+  ASSERT_EQ(tsrSetTuningMode(h, TSR_TUNING_HEURISTIC), TSR_STATUS_SUCCESS);
+  tessera::activation_desc relu(TSR_ACTIVATION_RELU);
+  tessera::tensor_desc x(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 1, 2, 2});
+  std::vector<float> xf = {-1, 2, -3, 4}, yf(4, 0.0f);
+  tessera::activation_forward(h, relu, TSR_ALGO_AUTO, 1.0f, x, xf.data(), 0.0f, x, yf.data());
+  EXPECT_EQ(yf, (std::vector<float>{0, 2, 0, 4}));
+  std::fill(yf.begin(), yf.end(), 0.0f);
+  tessera::activation_forward(h, relu, tessera::algo_by_name(TSR_OP_ACTIVATION_FORWARD, "fake/relu_f32"), 3.0f, x,
+                              xf.data(), 0.0f, x, yf.data());
+  EXPECT_EQ(yf, (std::vector<float>{0, 6, 0, 12}));
+  EXPECT_FAILS_WITH(tsrSetBackendsExclusive(h, 2), TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                    "tsrSetBackendsExclusive: exclusive is 2; expected 0 or 1");
+  EXPECT_FAILS_WITH(tsrSetBackendsExclusive(nullptr, 1), TSR_STATUS_BAD_PARAM_NULL_POINTER, "tsrSetBackendsExclusive");
 }
 
 TEST(KernelListing, lists_kernels_per_operation_with_backend_and_determinism) {

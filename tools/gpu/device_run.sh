@@ -5,10 +5,13 @@
 #   tests     device facts, every test binary (the CUDA conformance sweep included)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA sweep (beside the tests), memcheck
 #             and initcheck on the graph-capture test
-#   initcheck compute-sanitizer initcheck on the CUDA sweep, in shards
+#   initcheck compute-sanitizer initcheck on the CUDA sweep, in shards (memcheck: the same with memcheck)
 #   tiles     the 128x64 tile forced on every ResNet-50 layer
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
 #   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
+#   variants  launch-geometry alternatives (TESSERA_CUDA_* overrides), timed and tested
+#   probe     the copy ceiling and loop shapes (tessera-bandwidth-probe)
+#   profile   ncu counters on each memory-bound anchor workload and the LSTM (NCU_PROBLEMS: a regex)
 #   overhead  per-call host cost (Tessera, Tessera on cuDNN, cuDNN's own API, the bare launch)
 #   bench     tessera-bench on the default suite (correctness + time), the anchor workloads, the
 #             ResNet-50 N=256 fp16 layers, the cuDNN anchor subset measured in the same run, the
@@ -52,13 +55,14 @@ grep -E "cuda|devices" "$out/tessera-info.txt" | head -4
 # is mostly host-bound and the machine has 16 cores); the sanitize phase below collects them. Only
 # correctness is asked of a call that sanitizes: its timings would be disturbed.
 # memcheck runs as SANITIZE_SHARDS gtest shards side by side (it is host-bound: one process over
-# the sweep took ~280 s); SANITIZE_RACECHECK narrows racecheck (default: the whole sweep).
+# the sweep took ~280 s); SANITIZE_RACECHECK narrows racecheck (default: the whole sweep), and
+# SANITIZE_FILTER memcheck and initcheck (a gtest filter; default: the whole CUDA sweep).
 if has sanitize && command -v compute-sanitizer >/dev/null; then
   shards=${SANITIZE_SHARDS:-4}
   for ((i = 0; i < shards; ++i)); do
     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "$(lim ${SANITIZE_TIMEOUT:-420})" \
         compute-sanitizer --tool memcheck --error-exitcode 9 "$c/bin/tessera_conformance_test" \
-        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_memcheck_$i.log" 2>&1 &
+        --gtest_filter="${SANITIZE_FILTER:-*/cuda}:-*Validation*" > "$out/sanitizer_memcheck_$i.log" 2>&1 &
   done
   timeout "$(lim ${SANITIZE_TIMEOUT:-420})" compute-sanitizer --tool racecheck --error-exitcode 9 \
       "$c/bin/tessera_conformance_test" --gtest_filter="${SANITIZE_RACECHECK:-*/cuda}:-*Validation*" \
@@ -160,20 +164,95 @@ if has sanitize && command -v compute-sanitizer >/dev/null; then
   done
 fi
 
-if has initcheck && command -v compute-sanitizer >/dev/null; then
-  # initcheck (reads of device memory never written) over the CUDA sweep, INITCHECK_SHARDS gtest
-  # shards side by side.
+# initcheck (reads of device memory never written) and memcheck over the CUDA sweep, as gtest
+# shards side by side, each tool in turn and waited for (no timing phase runs beside them):
+# INITCHECK_SHARDS (default 8), SANITIZE_FILTER narrows the sweep.
+for tool in initcheck memcheck; do
+  has "$tool" && command -v compute-sanitizer >/dev/null || continue
   shards=${INITCHECK_SHARDS:-8}
   for ((i = 0; i < shards; ++i)); do
     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "$(lim 400)" \
-        compute-sanitizer --tool initcheck --error-exitcode 9 "$c/bin/tessera_conformance_test" \
-        --gtest_filter='*/cuda:-*Validation*' > "$out/sanitizer_initcheck_$i.log" 2>&1 &
+        compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
+        --gtest_filter="${SANITIZE_FILTER:-*/cuda}:-*Validation*" > "$out/sanitizer_${tool}_only_$i.log" 2>&1 &
   done
   wait
-  for log in "$out"/sanitizer_initcheck_*.log; do
+  for log in "$out"/sanitizer_${tool}_only_*.log; do
     row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|PASSED|FAILED  \]|tests? ran' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
-    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Error|Program hit)' "$log" | head -30
+    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Invalid|Error|Program hit)' "$log" | head -30
   done
+done
+
+if has probe && [ -x "$c/bin/tessera-bandwidth-probe" ]; then
+  # The copy ceiling and the loop shapes that reach it (cudaMemcpy, grid-stride, chunked, hints).
+  timeout $(lim 120) "$c/bin/tessera-bandwidth-probe" > "$out/bandwidth_probe.txt" 2>&1
+  row "bandwidth probe" "rc=$? $(grep -E 'memcpy' "$out/bandwidth_probe.txt" | head -1 | cut -c1-80)"
+  sort -k7 -n -r "$out/bandwidth_probe.txt" | grep '^probe' | head -8
+fi
+
+if has profile && command -v ncu >/dev/null; then
+  # Hardware counters (ncu, clocks left alone as METHOD.md asks) on each memory-bound anchor
+  # workload: DRAM throughput, duration, registers, occupancy, grid of every kernel of two calls.
+  metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,launch__grid_size,launch__block_size,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,smsp__average_warp_latency_issue_stalled_long_scoreboard
+  i=0
+  while IFS= read -r problem; do
+    i=$((i + 1))
+    [[ "$problem" =~ ${NCU_PROBLEMS:-.} ]] || continue
+    (( DEADLINE - SECONDS < 40 )) && { row "ncu problem $i" "not run: the call's deadline"; continue; }
+    # shellcheck disable=SC2086
+    timeout $(lim 90) ncu --clock-control none --launch-skip 4 --launch-count 6 --metrics "$metrics" \
+        "$c/bin/tessera-bench" --mode=P --iters=12 --backend=cuda $problem > "$out/ncu_$i.txt" 2>&1
+    row "ncu $(echo "$problem" | cut -c1-40)" "rc=$? $(grep -cE '^  [a-z_]+.*\(' "$out/ncu_$i.txt") kernels"
+  done <<'PROBLEMS'
+--reorder --sdt=f32 --ddt=f32 --stag=nchw --dtag=nchw 256x1024x32x32
+--eltwise --dt=f16 --tag=nhwc --alg=relu --dir=fwd 256x256x56x56
+--bnorm --dt=f16 --tag=nhwc --dir=FWD_I mb256ic256ih56
+--bnorm --dt=f16 --tag=nhwc --dir=FWD_D mb256ic256ih56
+--bnorm --dt=f16 --tag=nhwc --dir=BWD_DW mb256ic256ih56
+--pool --dt=f16 --tag=nhwc --alg=max --dir=FWD_D mb256ic64ih112oh56kh3sh2ph1
+--pool --dt=f16 --tag=nhwc --alg=max --dir=BWD_D mb256ic64ih112oh56kh3sh2ph1
+--softmax --dt=f16 --alg=softmax --dir=FWD_D --axis=1 65536x1024
+--lnorm --dt=f16 --dir=FWD_D 65536x1024
+--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm
+PROBLEMS
+  # Per kernel launch: its name (shortened), duration, DRAM % of peak, registers, grid, warps active.
+  for f in "$out"/ncu_*.txt; do
+    echo "== $(basename "$f")"
+    grep -E '^  [^ ]|gpu__time_duration|dram__throughput|registers_per_thread|launch__grid_size|warps_active' "$f" \
+      | sed -E 's/^  (void )?([A-Za-z_:0-9]+).*/  \2/; s/^ +([a-z_]+__[a-z_.]+) +[^ ]* +([0-9.,]+)$/    \1 \2/' | head -40
+  done > "$out/ncu_summary.txt"
+fi
+
+if has variants; then
+  # Launch-geometry alternatives (cuda_backend/launch_overrides.hpp), each timed on the anchor
+  # workloads it touches and each run through its conformance tests: the built-in choice is
+  # covered by every other phase.
+  grep -E -- '--bnorm|^--dir=(FWD_D|BWD_DW) mb256' "$c/suites/h200_anchor.txt" > "$out/bn_anchor.txt"
+  for v in 4 16 64; do
+    TESSERA_CUDA_BN_ROWS_PER_THREAD=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda \
+        --batch="$out/bn_anchor.txt" > "$out/variant_bn_rows_$v.txt" 2>&1
+    row "bn rows/thread $v" "rc=$? $(grep -E 'bnorm' "$out/variant_bn_rows_$v.txt" | grep -oE '[0-9.]+ms [0-9]+GB/s' | tr '\n' ' ')"
+  done
+  grep -E -- '--softmax' "$c/suites/h200_anchor.txt" | sed 's/^--reset //' > "$out/softmax_anchor.txt"
+  for v in 0 8; do
+    TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=$v timeout $(lim 60) "$c/bin/tessera-bench" --mode=P --backend=cuda \
+        --batch="$out/softmax_anchor.txt" > "$out/variant_softmax_cap_$v.txt" 2>&1
+    row "softmax blocks/SM cap $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9]+GB/s' "$out/variant_softmax_cap_$v.txt" | tr '\n' ' ')"
+  done
+  TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=8 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
+      --gtest_filter='*Softmax*/cuda' > "$out/variant_softmax_cap_8_conformance.log" 2>&1
+  row "softmax cap 8 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_softmax_cap_8_conformance.log" | tr '\n' ' ' | cut -c1-80)"
+  grep -E -- '--lnorm' "$c/suites/h200_anchor.txt" | sed 's/^--reset //' > "$out/lnorm_anchor.txt"
+  for v in 1 4 16; do
+    TESSERA_CUDA_LNORM_ROWS_PER_WARP=$v timeout $(lim 60) "$c/bin/tessera-bench" --mode=P --backend=cuda \
+        --batch="$out/lnorm_anchor.txt" > "$out/variant_lnorm_rows_$v.txt" 2>&1
+    row "lnorm rows/warp $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9]+GB/s' "$out/variant_lnorm_rows_$v.txt" | tr '\n' ' ')"
+  done
+  TESSERA_CUDA_LNORM_ROWS_PER_WARP=16 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
+      --gtest_filter='*LayerNorm*/cuda:*RmsNorm*/cuda' > "$out/variant_lnorm_rows_16_conformance.log" 2>&1
+  row "lnorm rows/warp 16 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_lnorm_rows_16_conformance.log" | tr '\n' ' ' | cut -c1-80)"
+  TESSERA_CUDA_BN_ROWS_PER_THREAD=4 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
+      --gtest_filter='*BatchNorm*/cuda' > "$out/variant_bn_rows_4_conformance.log" 2>&1
+  row "bn rows/thread 4 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_bn_rows_4_conformance.log" | tr '\n' ' ' | cut -c1-80)"
 fi
 
 if has bench; then
@@ -203,7 +282,8 @@ fi
 if has suites; then
   # Every suite of tools/suites side by side on our kernels and cuDNN's (issue 6), one JSON each
   # (in logs.tar.gz) for tools/perf-report. Convolution suites in fp16 NHWC, the tensor-core path
-  # both libraries are tuned for; the others as their files give them. SUITES narrows the list.
+  # both libraries are tuned for; the others as their files give them. SUITES narrows the list,
+  # SUITE_TIMEOUT bounds each (the N=256 backward-filter and memory-bound suites take over 120 s).
   for suite in ${SUITES:-resnet50 resnet50_bwd_data resnet50_bwd_filter resnet50_mb256 resnet50_bwd_data_mb256 \
                 resnet50_bwd_filter_mb256 mobilenet_v2 vgg16 unet3d memory_bound lstm host_overhead}; do
     [ -f "$c/suites/$suite.txt" ] || continue
@@ -214,7 +294,7 @@ if has suites; then
     esac
     # SUITES_TUNING=tune: each backend's kernel by measurement (cuDNN's algorithms are the cudnn
     # plugin's kernels, so this is cuDNN at its found best, as PyTorch's benchmark mode gets it).
-    timeout $(lim 120) "$c/bin/tessera-bench" --mode=P "${extra[@]}" --backend=cuda,cudnn \
+    timeout $(lim ${SUITE_TIMEOUT:-240}) "$c/bin/tessera-bench" --mode=P "${extra[@]}" --backend=cuda,cudnn \
         --tuning="${SUITES_TUNING:-database}" --json="$out/side_by_side_$suite.json" --batch="$c/suites/$suite.txt" > "$out/bench_side_by_side_$suite.txt" 2>&1
     row "suite $suite cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_side_by_side_$suite.txt" | tail -1 | sed -E 's/^geomean [^:]*: //' | cut -c1-80)"
   done
@@ -276,4 +356,5 @@ echo
 echo "=== summary ==="
 cat "$out/summary.txt"
 [ -f "$out/ratio_table.txt" ] && cat "$out/ratio_table.txt"
+[ -f "$out/ncu_summary.txt" ] && cat "$out/ncu_summary.txt"
 exit 0

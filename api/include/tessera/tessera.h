@@ -235,6 +235,15 @@ TSR_API tsrStatus_t tsrGetStream(tsrHandle_t handle, void** stream);
  * Errors: BAD_PARAM_OUT_OF_RANGE when a name is not a loaded backend. */
 TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* backends);
 
+/* 1: calls without an explicit algorithm choose among the preference list's backends only (the
+ * heuristic, the tuning database and tuning alike); a problem none of them can run fails with
+ * NOT_SUPPORTED_NO_KERNEL naming each kernel's reason, and no other backend is tried. This is how
+ * to pin a call to one backend and still let that backend pick its kernel (side-by-side
+ * comparisons, a vendor library's own choice). An empty list then leaves nothing to choose from.
+ * Explicit algorithms are honoured whatever their backend. 0 (default): the other backends
+ * follow the list. Errors: BAD_PARAM_OUT_OF_RANGE (exclusive not 0 or 1). */
+TSR_API tsrStatus_t tsrSetBackendsExclusive(tsrHandle_t handle, int exclusive);
+
 /* Math mode for convolution kernels chosen on this handle (default TSR_MATH_DEFAULT). */
 TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode);
 

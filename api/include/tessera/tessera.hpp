@@ -80,6 +80,7 @@ class handle : public detail::owner<tsrHandle_t, tsrDestroy> {
   void set_backend_preference(const std::string& backends) {
     check(tsrSetBackendPreference(raw_, backends.c_str()));
   }
+  void set_backends_exclusive(bool exclusive) { check(tsrSetBackendsExclusive(raw_, exclusive ? 1 : 0)); }
   void set_math_mode(tsrMathMode_t mode) { check(tsrSetMathMode(raw_, mode)); }
   void* malloc(size_t bytes) {
     void* p = nullptr;
