@@ -3,8 +3,10 @@
 #include <tessera_common/shape_inference.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "json_writer.hpp"
@@ -56,16 +58,21 @@ std::string csv_number(double value) {
 
 }  // namespace
 
-bool write_json_report(const std::string& path, const run_description& run,
+bool write_json_report(const std::string& path, const run_description& run, const run_progress& progress,
                        const std::vector<comparison_row>& rows,
                        const std::vector<ratio_geomeans::mean>& geomeans, std::string* error) {
-  std::ofstream file(path);
-  if (!opened(file, path, error)) return false;
+  // Written beside the target and renamed over it: a reader never sees half a file.
+  const std::string partial = path + ".partial";
+  std::ofstream file(partial);
+  if (!opened(file, partial, error)) return false;
   json_writer json(file);
   json.begin_object().member("format", "tessera-bench/1");
   json.key("header").begin_object();
   write_run_description(json, run);
   json.end_object();
+  json.member("problems_planned", static_cast<int64_t>(progress.problems_planned))
+      .member("problems_done", static_cast<int64_t>(rows.size()))
+      .member("complete", progress.complete);
   json.key("rows").begin_array();
   for (const comparison_row& row : rows) {
     const problem_columns c = columns_of(row.problem);
@@ -108,7 +115,12 @@ bool write_json_report(const std::string& path, const run_description& run,
         .end_object();
   json.end_array();
   json.end_object();
-  return closed(file, path, error);
+  if (!closed(file, partial, error)) return false;
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    if (error) *error = "cannot rename " + partial + " to " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 bool write_csv_report(const std::string& path, const std::vector<comparison_row>& rows,

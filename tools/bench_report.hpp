@@ -12,8 +12,15 @@
 
 namespace tessera::tools {
 
+// How far the run got: the JSON is rewritten after every problem (to PATH.partial, then renamed
+// over PATH), so that a run killed by a time limit still leaves the rows it finished.
+struct run_progress {
+  size_t problems_planned = 0;
+  bool complete = false;
+};
+
 // Both return false with a message naming the file when it cannot be written.
-bool write_json_report(const std::string& path, const run_description& run,
+bool write_json_report(const std::string& path, const run_description& run, const run_progress& progress,
                        const std::vector<comparison_row>& rows,
                        const std::vector<ratio_geomeans::mean>& geomeans, std::string* error);
 

@@ -55,15 +55,21 @@ struct tally {
   }
 };
 
-bool write_reports(const output_options& options, const std::vector<std::string>& argv,
-                   const std::vector<comparison_row>& rows,
-                   const std::vector<ratio_geomeans::mean>& geomeans) {
+bool write_json(const output_options& options, const run_description& run, const run_progress& progress,
+                const std::vector<comparison_row>& rows, const std::vector<ratio_geomeans::mean>& geomeans) {
   std::string error;
-  if (!options.json_path.empty() &&
-      !write_json_report(options.json_path, describe_run(argv), rows, geomeans, &error)) {
+  if (!options.json_path.empty() && !write_json_report(options.json_path, run, progress, rows, geomeans, &error)) {
     std::cerr << "tessera-bench: " << error << "\n";
     return false;
   }
+  return true;
+}
+
+bool write_reports(const output_options& options, const run_description& run, const run_progress& progress,
+                   const std::vector<comparison_row>& rows,
+                   const std::vector<ratio_geomeans::mean>& geomeans) {
+  std::string error;
+  if (!write_json(options, run, progress, rows, geomeans)) return false;
   if (!options.csv_path.empty() && !write_csv_report(options.csv_path, rows, &error)) {
     std::cerr << "tessera-bench: " << error << "\n";
     return false;
@@ -109,6 +115,8 @@ int run(int argc, char** argv) {
   std::vector<comparison_row> rows;
   ratio_geomeans geomeans;
   tally counts;
+  const run_description run_info = keep_rows ? describe_run(command) : run_description{};
+  run_progress done{problems.size(), false};
   for (size_t i = 0; i < problems.size(); ++i) {
     progress.update(i);
     comparison_row row = run_on_each_backend(runner, problems[i]);
@@ -117,7 +125,10 @@ int run(int argc, char** argv) {
     counts.add(row);
     if (row.side_by_side()) geomeans.add(row);
     if (keep_rows) rows.push_back(std::move(row));
+    // The rows so far, so that a run stopped by a time limit still leaves them.
+    if (!write_json(options, run_info, done, rows, geomeans.means())) return 1;
   }
+  done.complete = true;
   progress.update(problems.size());
   progress.clear();
   const std::vector<ratio_geomeans::mean> means = geomeans.means();
@@ -125,7 +136,7 @@ int run(int argc, char** argv) {
   // Last: scripts read the summary with `tail -1`.
   std::cout << "tests:" << counts.runs << " passed:" << counts.passed
             << " skipped:" << counts.skipped << " failed:" << counts.failed << std::endl;
-  if (!write_reports(options, command, rows, means)) return 1;
+  if (!write_reports(options, run_info, done, rows, means)) return 1;
   return counts.failed ? 1 : 0;
 }
 

@@ -124,6 +124,9 @@ def json_report_has_the_header_every_row_and_the_geomeans(ctx):
     expect(header["devices"]["cpu"] == 1, header["devices"])
     expect(any(p["name"] == "onednn" and p["version"] for p in header["plugins"]),
            f"no onednn plugin with its version: {header['plugins']}")
+    expect(report["complete"] is True and report["problems_planned"] == 5 and report["problems_done"] == 5,
+           {k: report.get(k) for k in ("complete", "problems_planned", "problems_done")})
+    expect(not os.path.exists(ctx.path("report.json.partial")), "the .partial file was left behind")
     rows = report["rows"]
     expect(len(rows) == 5, f"{len(rows)} rows")
     expect([r["driver"] for r in rows] == ["conv", "pool", "eltwise", "matmul", "conv"],

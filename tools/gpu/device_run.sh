@@ -292,8 +292,10 @@ if has suites; then
       resnet50*|mobilenet_v2|vgg16|unet3d) extra=(--dt=f16 --tag=nhwc) ;;
       *) extra=() ;;
     esac
-    # SUITES_TUNING=tune: each backend's kernel by measurement (cuDNN's algorithms are the cudnn
-    # plugin's kernels, so this is cuDNN at its found best, as PyTorch's benchmark mode gets it).
+    # Each column is pinned to its backend (tessera-bench sets tsrSetBackendsExclusive), so the
+    # cudnn column is cuDNN's own choice or SKIPPED, never one of ours. SUITES_TUNING=tune: each
+    # backend's kernel by measurement among its own (cuDNN's algorithms are the cudnn plugin's
+    # kernels, so this is cuDNN at its found best, as PyTorch's benchmark mode gets it).
     timeout $(lim ${SUITE_TIMEOUT:-240}) "$c/bin/tessera-bench" --mode=P "${extra[@]}" --backend=cuda,cudnn \
         --tuning="${SUITES_TUNING:-database}" --json="$out/side_by_side_$suite.json" --batch="$c/suites/$suite.txt" > "$out/bench_side_by_side_$suite.txt" 2>&1
     row "suite $suite cuda,cudnn" "rc=$? $(grep -E '^geomean' "$out/bench_side_by_side_$suite.txt" | tail -1 | sed -E 's/^geomean [^:]*: //' | cut -c1-80)"
