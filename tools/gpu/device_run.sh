@@ -10,6 +10,7 @@
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
 #   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
 #   variants  launch-geometry alternatives (TESSERA_CUDA_* overrides), timed and tested
+#   multigpu  two GPUs in one process (tessera_cuda_multi_device_test), the sweep on device 1
 #   probe     the copy ceiling and loop shapes (tessera-bandwidth-probe)
 #   profile   ncu counters on each memory-bound anchor workload and the LSTM (NCU_PROBLEMS: a regex)
 #   overhead  per-call host cost (Tessera, Tessera on cuDNN, cuDNN's own API, the bare launch)
@@ -253,6 +254,21 @@ if has variants; then
   TESSERA_CUDA_BN_ROWS_PER_THREAD=4 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
       --gtest_filter='*BatchNorm*/cuda' > "$out/variant_bn_rows_4_conformance.log" 2>&1
   row "bn rows/thread 4 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_bn_rows_4_conformance.log" | tr '\n' ' ' | cut -c1-80)"
+fi
+
+if has multigpu; then
+  # Issue 9 (kind nvidia-h200-x2): handles on devices 0 and 1 from two threads of one process
+  # (ResNet-50 layers against the naive reference and bitwise against the one-device run, the
+  # current context checked around every call, pointer checks, tuning entries per fingerprint),
+  # then the whole CUDA conformance sweep on device 1 alone.
+  nvidia-smi -L > "$out/gpus.txt" 2>&1
+  TESSERA_TUNING_DB=/tmp/tessera_multigpu_tuning.db timeout $(lim 300) "$c/bin/tessera_cuda_multi_device_test" \
+      > "$out/multi_device.log" 2>&1
+  row "multi-device test ($(grep -c '^GPU' "$out/gpus.txt") GPUs)" "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \]' "$out/multi_device.log" | tr '\n' ' ' | cut -c1-90)"
+  grep -E 'bitwise equal|Failure|FAILED|SKIPPED' "$out/multi_device.log" | head -20
+  CUDA_VISIBLE_DEVICES=1 timeout $(lim 200) "$c/bin/tessera_conformance_test" --gtest_filter='*/cuda:-*Validation*' \
+      > "$out/conformance_device1.log" 2>&1
+  row "conformance on device 1 alone" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/conformance_device1.log" | tr '\n' ' ' | cut -c1-80)"
 fi
 
 if has bench; then
