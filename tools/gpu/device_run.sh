@@ -219,7 +219,7 @@ PROBLEMS
   for f in "$out"/ncu_*.txt; do
     echo "== $(basename "$f")"
     grep -E '^  [^ ]|gpu__time_duration|dram__throughput|registers_per_thread|launch__grid_size|warps_active' "$f" \
-      | sed -E 's/^  (void )?([A-Za-z_:0-9]+).*/  \2/; s/^ +([a-z_]+__[a-z_.]+) +[^ ]* +([0-9.,]+)$/    \1 \2/' | head -40
+      | sed -E '/^  [^ ]/ s/^  (void )?(.{0,110}).*/  \2/; s/^ +([a-z_]+__[a-z_.]+) +[^ ]* +([0-9.,]+)$/    \1 \2/' | head -40
   done > "$out/ncu_summary.txt"
 fi
 
