@@ -274,6 +274,38 @@ TEST(HostTensor, fills_the_same_logical_values_whatever_the_layout) {
   EXPECT_GT(zeros, 30);  // about half of 120, plus the draws of 0 itself
 }
 
+// Tensors of 4M elements and more are filled by chunks on every core (tensor_fill.cpp): the same
+// logical values whatever the layout and from run to run, within the spec, and with the density
+// asked for; a different seed gives different values.
+TEST(HostTensor, large_fills_by_chunks_are_deterministic_and_follow_the_spec) {
+  const std::vector<int64_t> dims = {3, 5, 600, 500};  // 4.5M elements: past the parallel threshold
+  host_tensor a = host_tensor::packed(TSRP_DATA_HALF, dims, false);
+  host_tensor b = host_tensor::packed(TSRP_DATA_HALF, dims, true);
+  host_tensor c = host_tensor::packed(TSRP_DATA_HALF, dims, false);
+  fill_integers(a, {-3, 3, 0.25}, 11);
+  fill_integers(b, {-3, 3, 0.25}, 11);
+  fill_integers(c, {-3, 3, 0.25}, 12);
+  const std::vector<float> la = conv_case::logical(a);
+  EXPECT_TRUE(la == conv_case::logical(b)) << "the layout changed the logical values";
+  EXPECT_FALSE(la == conv_case::logical(c)) << "another seed gave the same values";
+  int64_t nonzero = 0;
+  for (float v : la) {
+    ASSERT_EQ(v, std::round(v));
+    ASSERT_GE(v, -3);
+    ASSERT_LE(v, 3);
+    nonzero += v != 0;
+  }
+  // density 0.25 of draws, of which 6 in 7 are not 0 itself: 0.214 of all elements.
+  const double share = static_cast<double>(nonzero) / static_cast<double>(la.size());
+  EXPECT_NEAR(share, 0.25 * 6.0 / 7.0, 0.01);
+  host_tensor x = host_tensor::packed(TSRP_DATA_FLOAT, dims, false);
+  host_tensor y = host_tensor::packed(TSRP_DATA_FLOAT, dims, false);
+  fill_activation_input(x, 5, true);
+  fill_activation_input(y, 5, true);
+  EXPECT_TRUE(conv_case::logical(x) == conv_case::logical(y));
+  for (float v : conv_case::logical(x)) ASSERT_EQ(std::fmod(v * 16.0f, 2.0f), v < 0 ? -1.0f : 1.0f) << v;
+}
+
 TEST(HostTensor, packs_and_unpacks_each_data_type) {
   for (int32_t dt : {TSRP_DATA_FLOAT, TSRP_DATA_HALF, TSRP_DATA_BFLOAT16, TSRP_DATA_INT8,
                      TSRP_DATA_INT32}) {
