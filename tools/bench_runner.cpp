@@ -398,6 +398,12 @@ problem_outcome bench_runner::run(const bench_problem& problem, int handle_slot)
       check(tsrSetTuningMode(entry.handle, static_cast<tsrTuningMode_t>(problem.settings.tuning)),
             "tsrSetTuningMode");
     prepared(entry.handle, outcome);
+    // The library chose: name the kernel that ran rather than "auto".
+    if (library_chooses_kernel(problem.settings) && outcome.status == outcome_status::passed) {
+      char name[512] = {0};
+      if (tsrGetLastKernelName(entry.handle, name, sizeof(name)) == TSR_STATUS_SUCCESS && name[0])
+        outcome.implementation = name;
+    }
   } catch (const api_failure& failure) {
     outcome.status = is_not_supported(failure.status) ? outcome_status::skipped
                                                       : outcome_status::failed;

@@ -174,6 +174,8 @@ tsrStatus_t dispatch(tsrContext& h, const operation_call& call) {
   host_staged_call snapshot;
   const bool crosschecking = h.crosscheck != TSR_CROSSCHECK_OFF &&
                              crosscheck_snapshot(h, call, &snapshot) == TSR_STATUS_SUCCESS;
+  h.last_kernel = sel.kernel_id;
+  h.last_kernel_on_host = false;
   tsrStatus_t s =
       run_kernel(h, reg, call.function, k, call.problem, call.args, workspace, workspace_size);
   if (tracing) trace_call(reg, h, call, sel, s);

@@ -42,6 +42,8 @@ tsrStatus_t run_fallback(tsrContext& h, const registry::registry& reg, const ope
                 std::string(call.function) + ": no kernel can run this " + op_name + " problem: " + device_reasons +
                     "; host fallback: " + registry::join_reasons(reg, chosen.declined));
   }
+  h.last_kernel = chosen.kernel_id;
+  h.last_kernel_on_host = true;
   if (s != TSR_STATUS_SUCCESS) return s;
   if (tsrStatus_t c = copy_outputs_to_device(h, call.function, call, staged)) return c;
   if (first_fallback_of(call.op, call.problem)) {

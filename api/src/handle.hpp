@@ -26,6 +26,9 @@ struct tsrContext {
   std::mutex mutex;  // held by every call that uses the state below
   std::vector<size_t> preferred_plugins;  // plugin indices, in the order asked for
   bool preferred_only = false;            // tsrSetBackendsExclusive
+  // The kernel the last operation call ran (tsrGetLastKernelName): -1 before any.
+  int64_t last_kernel = -1;
+  bool last_kernel_on_host = false;  // through the host fallback
 
   // The device plugin's interface and its index (-1: the registry's host interface).
   const tsrpDeviceInterface* device = nullptr;

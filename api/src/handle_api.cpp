@@ -344,6 +344,28 @@ TSR_API tsrStatus_t tsrSetBackendsExclusive(tsrHandle_t handle, int exclusive) {
   });
 }
 
+TSR_API tsrStatus_t tsrGetLastKernelName(tsrHandle_t handle, char* name, size_t size) {
+  const char* fn = "tsrGetLastKernelName";
+  return guarded(fn, [&] {
+    if (tsrStatus_t s = check_handle(fn, handle)) return s;
+    if (!name) return fail(TSR_STATUS_BAD_PARAM_NULL_POINTER, std::string(fn) + ": name is NULL");
+    auto handle_lock = lock_handle(*handle);
+    std::string text;
+    if (handle->last_kernel >= 0) {
+      registry& reg = registry::instance();
+      auto lock = reg.read_lock();
+      text = reg.kernels()[static_cast<size_t>(handle->last_kernel)].full_name;
+      if (handle->last_kernel_on_host) text += " (host fallback)";
+    }
+    if (size < text.size() + 1)
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE, std::string(fn) + ": size is " + std::to_string(size) +
+                                                         "; the name needs " + std::to_string(text.size() + 1) +
+                                                         " bytes");
+    std::memcpy(name, text.c_str(), text.size() + 1);
+    return TSR_STATUS_SUCCESS;
+  });
+}
+
 TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode) {
   const char* fn = "tsrSetMathMode";
   return guarded(fn, [&] {

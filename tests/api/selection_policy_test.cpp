@@ -130,6 +130,11 @@ TEST_F(FakeDevice, with_fallback_the_host_backend_runs_it_through_host_memory) {
   ASSERT_EQ(tsrSetFallback(h_, 1), TSR_STATUS_SUCCESS);
   ASSERT_EQ(activation(TSR_ACTIVATION_SIGMOID), TSR_STATUS_SUCCESS) << tessera::testing::last_error();
   EXPECT_TRUE(runs().empty()) << "no fakedev kernel runs sigmoid";
+  char name[256] = {0};
+  ASSERT_EQ(tsrGetLastKernelName(h_, name, sizeof(name)), TSR_STATUS_SUCCESS);
+  const std::string ran = name;
+  EXPECT_EQ(ran.rfind("onednn/", 0), 0u) << ran;
+  EXPECT_NE(ran.find(" (host fallback)"), std::string::npos) << ran;
   const std::vector<float> out = y();
   for (int i = 0; i < count_; ++i)
     ASSERT_NEAR(out[i], 1.0f / (1.0f + std::exp(-x_[i])), 1e-6f) << i;

@@ -210,6 +210,29 @@ TEST(KernelSelection, an_exclusive_preference_never_runs_another_backends_kernel
   EXPECT_FAILS_WITH(tsrSetBackendsExclusive(nullptr, 1), TSR_STATUS_BAD_PARAM_NULL_POINTER, "tsrSetBackendsExclusive");
 }
 
+TEST(KernelSelection, the_last_kernel_a_call_ran_is_named) {
+  tessera::handle h(TSR_DEVICE_CPU, 0);
+  EXPECT_EQ(h.last_kernel_name(), "") << "no call has run yet";
+  h.set_backend_preference("fake");
+  tessera::activation_desc relu(TSR_ACTIVATION_RELU);
+  tessera::tensor_desc x(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 1, 2, 2});
+  std::vector<float> in = {-1, 2, -3, 4}, out(4, 0.0f);
+  // fake/decliner declines, fake/relu_f32 runs.
+  tessera::activation_forward(h, relu, TSR_ALGO_AUTO, 1.0f, x, in.data(), 0.0f, x, out.data());
+  EXPECT_EQ(h.last_kernel_name(), "fake/relu_f32");
+  char small[4] = {'a', 'b', 'c', '\0'};
+  EXPECT_FAILS_WITH(tsrGetLastKernelName(h, small, sizeof(small)), TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                    "size is 4; the name needs 14 bytes");
+  EXPECT_STREQ(small, "abc") << "a refused call must leave name as it was";
+  EXPECT_FAILS_WITH(tsrGetLastKernelName(h, nullptr, 8), TSR_STATUS_BAD_PARAM_NULL_POINTER, "name is NULL");
+  EXPECT_FAILS_WITH(tsrGetLastKernelName(nullptr, small, sizeof(small)), TSR_STATUS_BAD_PARAM_NULL_POINTER);
+  if (backend_loaded("onednn")) {
+    h.set_backend_preference("onednn");
+    tessera::activation_forward(h, relu, TSR_ALGO_AUTO, 1.0f, x, in.data(), 0.0f, x, out.data());
+    EXPECT_EQ(h.last_kernel_name().rfind("onednn/", 0), 0u) << h.last_kernel_name();
+  }
+}
+
 TEST(KernelListing, lists_kernels_per_operation_with_backend_and_determinism) {
   std::vector<tsrKernelInfo_t> ks = tessera::kernels(TSR_OP_ACTIVATION_FORWARD);
   bool found = false;

@@ -244,6 +244,13 @@ TSR_API tsrStatus_t tsrSetBackendPreference(tsrHandle_t handle, const char* back
  * follow the list. Errors: BAD_PARAM_OUT_OF_RANGE (exclusive not 0 or 1). */
 TSR_API tsrStatus_t tsrSetBackendsExclusive(tsrHandle_t handle, int exclusive);
 
+/* The kernel the handle's last operation call ran, as "backend/kernel" (what tsrGetAlgoByName
+ * takes), followed by " (host fallback)" when it ran through the host fallback; "" before any call
+ * ran a kernel. Calls with TSR_ALGO_AUTO leave no other trace of their choice. NUL-terminated;
+ * Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM_OUT_OF_RANGE when size is too small (the message says
+ * how many bytes it needs; name is then left as it was). */
+TSR_API tsrStatus_t tsrGetLastKernelName(tsrHandle_t handle, char* name, size_t size);
+
 /* Math mode for convolution kernels chosen on this handle (default TSR_MATH_DEFAULT). */
 TSR_API tsrStatus_t tsrSetMathMode(tsrHandle_t handle, tsrMathMode_t mode);
 

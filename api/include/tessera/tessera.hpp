@@ -81,6 +81,12 @@ class handle : public detail::owner<tsrHandle_t, tsrDestroy> {
     check(tsrSetBackendPreference(raw_, backends.c_str()));
   }
   void set_backends_exclusive(bool exclusive) { check(tsrSetBackendsExclusive(raw_, exclusive ? 1 : 0)); }
+  // The kernel the last operation call ran ("backend/kernel"; "" before any).
+  std::string last_kernel_name() const {
+    char name[512] = {0};
+    check(tsrGetLastKernelName(raw_, name, sizeof(name)));
+    return name;
+  }
   void set_math_mode(tsrMathMode_t mode) { check(tsrSetMathMode(raw_, mode)); }
   void* malloc(size_t bytes) {
     void* p = nullptr;
