@@ -742,9 +742,9 @@ void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind
     // 78-register blocks (the last wave partly alone) at 50 % of the DRAM peak (ncu, H200,
     // 2026-12-03). TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=n restores a cap of n per SM, to measure.
     static const int blocks_per_sm = launch_override("TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM", 0, 0, 1 << 16);
-    const int64_t wanted = std::min<int64_t>(norm_ceil_div(d.rows, block.y), 0x7fffffff);
+    const unsigned int wanted = cuda_context::share_blocks(d.rows, block.y);
     const unsigned int blocks =
-        static_cast<unsigned int>(blocks_per_sm > 0 ? std::min<int64_t>(wanted, int64_t{sms} * blocks_per_sm) : wanted);
+        blocks_per_sm > 0 ? static_cast<unsigned int>(std::min<int64_t>(wanted, int64_t{sms} * blocks_per_sm)) : wanted;
     const auto warp_launch = [&](auto items_tag) {
       constexpr int Items = decltype(items_tag)::value;
       if (d.backward) {

@@ -16,7 +16,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -232,8 +231,7 @@ bool plain_copy(const elementwise_request& r, const merged_layout<3>& layout, in
 void launch_plain_copy(cuda_context& ctx, const elementwise_request& r, int64_t elements) {
   if (r.a_data == r.c_data) return;  // in place: nothing changes
   const int64_t vectors = elements * static_cast<int64_t>(element_size(r.a->data_type)) / 16;
-  const int64_t wanted = (vectors + elementwise_threads - 1) / elementwise_threads;
-  const unsigned int blocks = static_cast<unsigned int>(std::min<int64_t>(wanted, max_int32));
+  const unsigned int blocks = cuda_context::share_blocks(vectors, elementwise_threads);
   copy_vectors_kernel<<<blocks, elementwise_threads, 0, ctx.stream()>>>(static_cast<const uint4*>(r.a_data),
                                                                         static_cast<uint4*>(r.c_data), vectors);
 }

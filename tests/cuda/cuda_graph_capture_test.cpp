@@ -20,8 +20,7 @@
 #include <tessera/tessera.hpp>
 
 #ifdef TESSERA_APP_USES_DRIVER_API
-#include <cuda.h>
-#include <dlfcn.h>
+#include "cuda_driver_api.hpp"
 #else
 #include <cuda_runtime_api.h>
 #endif
@@ -40,41 +39,9 @@ namespace {
 // The application's side of the test: a stream and the capture/replay calls, in the driver API
 // or the runtime API.
 #ifdef TESSERA_APP_USES_DRIVER_API
-// libcuda is opened at run time, so that the binary starts (and skips) on machines without a
-// driver, as the CI machine is.
-struct driver_api {
-  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  template <typename F>
-  F get(const char* name) const {
-    return library ? reinterpret_cast<F>(dlsym(library, name)) : nullptr;
-  }
-  decltype(&cuInit) init = get<decltype(&cuInit)>("cuInit");
-  decltype(&cuGetErrorString) error_string = get<decltype(&cuGetErrorString)>("cuGetErrorString");
-  decltype(&cuDeviceGet) device_get = get<decltype(&cuDeviceGet)>("cuDeviceGet");
-  decltype(&cuDevicePrimaryCtxRetain) retain = get<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
-  decltype(&cuDevicePrimaryCtxRelease) release =
-      get<decltype(&cuDevicePrimaryCtxRelease)>("cuDevicePrimaryCtxRelease_v2");
-  decltype(&cuCtxSetCurrent) set_current = get<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent");
-  decltype(&cuStreamCreate) stream_create = get<decltype(&cuStreamCreate)>("cuStreamCreate");
-  decltype(&cuStreamDestroy) stream_destroy = get<decltype(&cuStreamDestroy)>("cuStreamDestroy_v2");
-  decltype(&cuStreamSynchronize) stream_synchronize = get<decltype(&cuStreamSynchronize)>("cuStreamSynchronize");
-  decltype(&cuStreamBeginCapture) begin_capture = get<decltype(&cuStreamBeginCapture)>("cuStreamBeginCapture_v2");
-  decltype(&cuStreamEndCapture) end_capture = get<decltype(&cuStreamEndCapture)>("cuStreamEndCapture");
-  decltype(&cuGraphGetNodes) graph_nodes = get<decltype(&cuGraphGetNodes)>("cuGraphGetNodes");
-  decltype(&cuGraphInstantiate) instantiate = get<decltype(&cuGraphInstantiate)>("cuGraphInstantiateWithFlags");
-  decltype(&cuGraphLaunch) launch = get<decltype(&cuGraphLaunch)>("cuGraphLaunch");
-  decltype(&cuGraphExecDestroy) exec_destroy = get<decltype(&cuGraphExecDestroy)>("cuGraphExecDestroy");
-  decltype(&cuGraphDestroy) graph_destroy = get<decltype(&cuGraphDestroy)>("cuGraphDestroy");
-  bool complete() const {
-    return init && error_string && device_get && retain && release && set_current && stream_create &&
-           stream_destroy && stream_synchronize && begin_capture && end_capture && graph_nodes && instantiate &&
-           launch && exec_destroy && graph_destroy;
-  }
-};
-const driver_api& driver() {
-  static const driver_api api;
-  return api;
-}
+// libcuda is opened at run time (cuda_driver_api.hpp), so that the binary starts (and skips) on
+// machines without a driver, as the CI machine is.
+const cuda_driver_api& driver() { return cuda_driver(); }
 
 using app_stream = CUstream;
 using app_graph = CUgraph;
@@ -101,7 +68,7 @@ struct stream_owner {
   CUcontext ctx = nullptr;
   CUdevice dev = 0;
   stream_owner() {
-    const driver_api& d = driver();
+    const cuda_driver_api& d = driver();
     if (!d.complete() || d.init(0) != CUDA_SUCCESS || d.device_get(&dev, 0) != CUDA_SUCCESS) return;
     if (d.retain(&ctx, dev) != CUDA_SUCCESS) return;
     d.set_current(ctx);

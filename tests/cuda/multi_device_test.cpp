@@ -9,6 +9,7 @@
 // starts on machines without a driver): the plugin links its own CUDA runtime, so the driver's
 // per-thread current context is the state that the application and Tessera share.
 #include "backend_fixture.hpp"
+#include "cuda_driver_api.hpp"
 #include "reference_activation.hpp"
 #include "reference_convolution.hpp"
 #include "tensor_fill.hpp"
@@ -18,8 +19,6 @@
 
 #include <tessera/tessera.hpp>
 
-#include <cuda.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -37,38 +36,14 @@ namespace ref = tessera::reference;
 
 namespace {
 
-struct driver_api {
-  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  template <typename F>
-  F get(const char* name) const {
-    return library ? reinterpret_cast<F>(dlsym(library, name)) : nullptr;
-  }
-  decltype(&cuInit) init = get<decltype(&cuInit)>("cuInit");
-  decltype(&cuDeviceGet) device_get = get<decltype(&cuDeviceGet)>("cuDeviceGet");
-  decltype(&cuDeviceGetName) device_name = get<decltype(&cuDeviceGetName)>("cuDeviceGetName");
-  decltype(&cuDevicePrimaryCtxRetain) retain = get<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
-  decltype(&cuDevicePrimaryCtxRelease) release =
-      get<decltype(&cuDevicePrimaryCtxRelease)>("cuDevicePrimaryCtxRelease_v2");
-  decltype(&cuCtxSetCurrent) set_current = get<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent");
-  decltype(&cuCtxGetCurrent) get_current = get<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent");
-  decltype(&cuPointerGetAttribute) pointer_attribute =
-      get<decltype(&cuPointerGetAttribute)>("cuPointerGetAttribute");
-  bool complete() const {
-    return init && device_get && device_name && retain && release && set_current && get_current &&
-           pointer_attribute;
-  }
-};
-const driver_api& driver() {
-  static const driver_api api;
-  return api;
-}
+const cuda_driver_api& driver() { return cuda_driver(); }
 
 // The primary context of a device (the one the plugin's runtime uses), retained while alive.
 struct primary_context {
   CUdevice device = 0;
   CUcontext context = nullptr;
   explicit primary_context(int ordinal) {
-    const driver_api& d = driver();
+    const cuda_driver_api& d = driver();
     if (d.device_get(&device, ordinal) == CUDA_SUCCESS) d.retain(&context, device);
   }
   ~primary_context() {
@@ -162,7 +137,7 @@ struct thread_report {
 thread_report run_workloads(int ordinal, CUcontext current, int runs) {
   thread_report report;
   auto fail = [&](const std::string& what) { report.failures.push_back("device " + std::to_string(ordinal) + ": " + what); };
-  const driver_api& d = driver();
+  const cuda_driver_api& d = driver();
   if (d.set_current(current) != CUDA_SUCCESS) {
     fail("cuCtxSetCurrent failed");
     return report;

@@ -227,33 +227,28 @@ if has variants; then
   # Launch-geometry alternatives (cuda_backend/launch_overrides.hpp), each timed on the anchor
   # workloads it touches and each run through its conformance tests: the built-in choice is
   # covered by every other phase.
-  grep -E -- '--bnorm|^--dir=(FWD_D|BWD_DW) mb256' "$c/suites/h200_anchor.txt" > "$out/bn_anchor.txt"
-  for v in 4 16 64; do
-    TESSERA_CUDA_BN_ROWS_PER_THREAD=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda \
-        --batch="$out/bn_anchor.txt" > "$out/variant_bn_rows_$v.txt" 2>&1
-    row "bn rows/thread $v" "rc=$? $(grep -E 'bnorm' "$out/variant_bn_rows_$v.txt" | grep -oE '[0-9.]+ms [0-9]+GB/s' | tr '\n' ' ')"
-  done
-  grep -E -- '--softmax' "$c/suites/h200_anchor.txt" | sed 's/^--reset //' > "$out/softmax_anchor.txt"
-  for v in 0 8; do
-    TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=$v timeout $(lim 60) "$c/bin/tessera-bench" --mode=P --backend=cuda \
-        --batch="$out/softmax_anchor.txt" > "$out/variant_softmax_cap_$v.txt" 2>&1
-    row "softmax blocks/SM cap $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9]+GB/s' "$out/variant_softmax_cap_$v.txt" | tr '\n' ' ')"
-  done
-  TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=8 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
-      --gtest_filter='*Softmax*/cuda' > "$out/variant_softmax_cap_8_conformance.log" 2>&1
-  row "softmax cap 8 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_softmax_cap_8_conformance.log" | tr '\n' ' ' | cut -c1-80)"
-  grep -E -- '--lnorm' "$c/suites/h200_anchor.txt" | sed 's/^--reset //' > "$out/lnorm_anchor.txt"
-  for v in 1 4 16; do
-    TESSERA_CUDA_LNORM_ROWS_PER_WARP=$v timeout $(lim 60) "$c/bin/tessera-bench" --mode=P --backend=cuda \
-        --batch="$out/lnorm_anchor.txt" > "$out/variant_lnorm_rows_$v.txt" 2>&1
-    row "lnorm rows/warp $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9]+GB/s' "$out/variant_lnorm_rows_$v.txt" | tr '\n' ' ')"
-  done
-  TESSERA_CUDA_LNORM_ROWS_PER_WARP=16 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
-      --gtest_filter='*LayerNorm*/cuda:*RmsNorm*/cuda' > "$out/variant_lnorm_rows_16_conformance.log" 2>&1
-  row "lnorm rows/warp 16 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_lnorm_rows_16_conformance.log" | tr '\n' ' ' | cut -c1-80)"
-  TESSERA_CUDA_BN_ROWS_PER_THREAD=4 timeout $(lim 120) "$c/bin/tessera_conformance_test" \
-      --gtest_filter='*BatchNorm*/cuda' > "$out/variant_bn_rows_4_conformance.log" 2>&1
-  row "bn rows/thread 4 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_bn_rows_4_conformance.log" | tr '\n' ' ' | cut -c1-80)"
+  #   time_variants VARIABLE "VALUES" LABEL PATTERN: the anchor lines matching PATTERN per value
+  #   test_variant VARIABLE VALUE LABEL FILTER: the conformance tests of FILTER under that value
+  time_variants() {
+    grep -E -- "$4" "$c/suites/h200_anchor.txt" | sed 's/^--reset //' > "$out/$3_anchor.txt"
+    for v in $2; do
+      env "$1=$v" timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda \
+          --batch="$out/$3_anchor.txt" > "$out/variant_$3_$v.txt" 2>&1
+      row "$3 $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9]+GB/s' "$out/variant_$3_$v.txt" | tr '\n' ' ')"
+    done
+  }
+  test_variant() {
+    env "$1=$2" timeout $(lim 120) "$c/bin/tessera_conformance_test" --gtest_filter="$4" \
+        > "$out/variant_$3_$2_conformance.log" 2>&1
+    row "$3 $2 conformance" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_$3_$2_conformance.log" | tr '\n' ' ' | cut -c1-80)"
+  }
+  # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
+  time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
+  time_variants TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM "0 8" softmax_blocks_per_sm '--softmax'
+  time_variants TESSERA_CUDA_LNORM_ROWS_PER_WARP "1 4 16" lnorm_rows_per_warp '--lnorm'
+  test_variant TESSERA_CUDA_BN_ROWS_PER_THREAD 4 bn_rows_per_thread '*BatchNorm*/cuda'
+  test_variant TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM 8 softmax_blocks_per_sm '*Softmax*/cuda'
+  test_variant TESSERA_CUDA_LNORM_ROWS_PER_WARP 16 lnorm_rows_per_warp '*LayerNorm*/cuda:*RmsNorm*/cuda'
 fi
 
 if has multigpu; then
