@@ -20,7 +20,9 @@
 # A short table comes last.
 #   device tool: command "bash tools/gpu/device_run.sh tests sanitize", carry [".carry"]
 set -u
-c=.carry
+# CARRY: the staged folder (stage_for_device.sh's CARRY_DIR), so that one device call can run two
+# builds, e.g. main and a branch: CARRY=.carry-branch OUT=$OUT/branch bash tools/gpu/device_run.sh ...
+c=${CARRY:-.carry}
 # Every log goes to $out; what comes back (the device tool returns at most 8 files) is $OUT's
 # logs.tar.gz of all of them plus the few files the summary is made of.
 OUT=${OUT:-/tmp/out}

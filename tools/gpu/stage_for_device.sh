@@ -7,6 +7,8 @@
 # machine the naive reference is the ground truth anyway.
 # Usage: tools/gpu/stage_for_device.sh [build-dir]     then call the device tool with
 #   carry: [".carry"], command: "bash tools/gpu/device_run.sh"
+# CARRY_DIR (default .carry, relative to the repository root) stages a second build beside the
+# first, e.g. a branch: CARRY_DIR=.carry-branch, then carry both and run device_run.sh with CARRY.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-gpu}
@@ -14,7 +16,7 @@ cd "$root"
 ./tools/install-deps.sh >/dev/null
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2
-carry="$root/.carry"
+carry="$root/${CARRY_DIR:-.carry}"
 rm -rf "$carry"
 mkdir -p "$carry/bin" "$carry/lib/tessera/plugins" "$carry/tests/fake_plugins" "$carry/anchors"
 cp -a "$build"/bin/* "$carry/bin/"
