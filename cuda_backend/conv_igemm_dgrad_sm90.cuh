@@ -52,7 +52,7 @@ struct dgrad_sm90 {
 // CUTLASS's arguments; null pointers when only checking shapes.
 template <typename Config>
 typename Config::arguments dgrad_arguments(const nhwc_geometry& g, const void* w, const void* dy, void* dx,
-                                           float alpha, float beta) {
+                                           float alpha, float beta, const dx_strides& dx_view) {
   using shape_t = typename Config::problem_shape;
   using element = typename Config::element;
   // CUTLASS describes dgrad by the forward input (dx) and filter; it derives dy's extents.
@@ -67,7 +67,7 @@ typename Config::arguments dgrad_arguments(const nhwc_geometry& g, const void* w
   // dx as the epilogue sees it: ((W, H, N), C) with C contiguous.
   using stride_c = typename Config::kernel::StrideC;
   using stride_d = typename Config::kernel::StrideD;
-  const int64_t w_stride = g.c, h_stride = int64_t{g.w} * g.c, n_stride = int64_t{g.h} * g.w * g.c;
+  const int64_t w_stride = dx_view.w, h_stride = dx_view.h, n_stride = dx_view.n;
   stride_c dc{};
   stride_d dd{};
   cute::get<0>(dc) = cute::make_stride(w_stride, h_stride, n_stride);
@@ -80,9 +80,15 @@ typename Config::arguments dgrad_arguments(const nhwc_geometry& g, const void* w
   return args;
 }
 
+template <typename Config>
+typename Config::arguments dgrad_arguments(const nhwc_geometry& g, const void* w, const void* dy, void* dx,
+                                           float alpha, float beta) {
+  return dgrad_arguments<Config>(g, w, dy, dx, alpha, beta, packed_dx(g));
+}
+
 // Empty when the dgrad kernels can run the problem (after common_support); else why not.
 template <typename Config>
-std::string dgrad_support(const nhwc_geometry& g) {
+std::string dgrad_support(const nhwc_geometry& g, const dx_strides& dx_view) {
   for (int i = 0; i < 2; ++i) {
     if (g.stride[i] != 1) {
       return "strided backward data (stride " + std::to_string(g.stride[i]) +
@@ -101,8 +107,13 @@ std::string dgrad_support(const nhwc_geometry& g) {
   }
   const std::string why = im2col_corner_support("dy", lower, upper, filter, g.dilation);
   if (!why.empty()) return why;
-  return cutlass_support<typename Config::device>(dgrad_arguments<Config>(g, nullptr, nullptr, nullptr, 1.0f, 0.0f),
-                                                  "dgrad");
+  return cutlass_support<typename Config::device>(
+      dgrad_arguments<Config>(g, nullptr, nullptr, nullptr, 1.0f, 0.0f, dx_view), "dgrad");
+}
+
+template <typename Config>
+std::string dgrad_support(const nhwc_geometry& g) {
+  return dgrad_support<Config>(g, packed_dx(g));
 }
 
 template <typename Config>
@@ -112,8 +123,15 @@ size_t dgrad_workspace(const nhwc_geometry& g) {
 
 template <typename Config>
 void run_dgrad(const nhwc_geometry& g, const void* w, const void* dy, void* dx, float alpha, float beta,
+               void* workspace, cudaStream_t stream, const dx_strides& dx_view) {
+  launch<typename Config::device>(dgrad_arguments<Config>(g, w, dy, dx, alpha, beta, dx_view), workspace, stream,
+                                  "dgrad");
+}
+
+template <typename Config>
+void run_dgrad(const nhwc_geometry& g, const void* w, const void* dy, void* dx, float alpha, float beta,
                void* workspace, cudaStream_t stream) {
-  launch<typename Config::device>(dgrad_arguments<Config>(g, w, dy, dx, alpha, beta), workspace, stream, "dgrad");
+  run_dgrad<Config>(g, w, dy, dx, alpha, beta, workspace, stream, packed_dx(g));
 }
 
 }  // namespace tessera::cuda::igemm

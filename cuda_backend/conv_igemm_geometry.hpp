@@ -55,6 +55,16 @@ struct nhwc_geometry {
   int pad_before[2], pad_after[2], stride[2], dilation[2];
 };
 
+// Where backward data writes dx: element strides of W, H and N (C contiguous). Packed NHWC unless
+// dx is a view of a larger tensor (the strided dgrad writes each phase of dx through strides of
+// s * C, s * W * C, H * W * C; conv_dgrad_phases.hpp).
+struct dx_strides {
+  int64_t w, h, n;
+};
+inline dx_strides packed_dx(const nhwc_geometry& g) {
+  return {g.c, int64_t{g.w} * g.c, int64_t{g.h} * g.w * g.c};
+}
+
 // The problem as 2-D NHWC; call only after common_support() returned empty.
 inline nhwc_geometry make_geometry(const conv_view& v) {
   nhwc_geometry g{};

@@ -2,10 +2,12 @@
 //   "conv_bwd_data_igemm_sm90_<tile>_<type>"   dx = alpha * conv_backward_data(w, dy) + beta * dx
 // fp16 or bf16 w, dy and dx, fp32 accumulation, 1-D and 2-D, packed NHWC dx / KRSC w / NPQK dy
 // with C and K multiples of 8, one group, cross-correlation, unit strides (CUTLASS's sm90 dgrad);
-// strided problems go to the direct kernel. Tiles, best first: 128x128x64 and 128x64x64 (C <= 64),
-// clusters of two CTAs along M sharing each filter tile. Deterministic: one CTA per output tile,
-// fixed reduction order.
+// strided problems run the same kernels phase by phase:
+//   "conv_bwd_data_igemm_sm90_strided_<tile>_<type>"   (conv_igemm_dgrad_strided.cuh)
+// Tiles, best first: 128x128x64 and 128x64x64 (C <= 64), clusters of two CTAs along M sharing each
+// filter tile. Deterministic: one CTA per output tile, fixed reduction order.
 #include "conv_igemm_dgrad_sm90.cuh"
+#include "conv_igemm_dgrad_strided.cuh"
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_kernels.hpp"
 #include "cuda_context.hpp"
@@ -27,6 +29,8 @@ struct dgrad_choice;
   struct dgrad_choice<type, tm, tn> {                                                              \
     using config = igemm::dgrad_sm90<type, tm, tn, 64, 2>;                                         \
     static constexpr const char* name = "conv_bwd_data_igemm_sm90_" #tm "x" #tn "x64_" suffix;     \
+    static constexpr const char* strided_name =                                                    \
+        "conv_bwd_data_igemm_sm90_strided_" #tm "x" #tn "x64_" suffix;                             \
   };
 TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_HALF, "f16", 128, 128)
 TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 128, 128)
@@ -74,6 +78,60 @@ struct dgrad_traits {
   }
 };
 
+// The CUDA type of the elements the phase kernels touch.
+template <int32_t DataType>
+struct cuda_element;
+template <>
+struct cuda_element<TSRP_DATA_HALF> {
+  using type = __half;
+};
+template <>
+struct cuda_element<TSRP_DATA_BFLOAT16> {
+  using type = __nv_bfloat16;
+};
+
+template <typename Choice>
+struct strided_dgrad_traits {
+  using config = typename Choice::config;
+  using phases = igemm::strided_dgrad<config, typename cuda_element<config::data_type>::type>;
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardDataArgs;
+  static constexpr const char* name = Choice::strided_name;
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_DATA;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "strides above 1 as one unit-stride implicit GEMM per phase of dx (sub-filters gathered into the "
+      "workspace, dx written through strided views; phases no tap reaches get beta * dx); fp32 accumulation, one "
+      "rounding; packed NHWC dx, KRSC w, NPQK dy; C and K multiples of 8; dilation 1; deterministic";
+
+  static std::string support(const problem_type& p) {
+    const igemm::conv_view v = igemm::view_of(p);
+    const std::string why = igemm::common_support(v, config::data_type);
+    if (!why.empty()) return why;
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    if (element_count(p.x) == 0) return {};
+    return phases::support(igemm::make_geometry(v));
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.x) == 0) return 0;
+    return phases::workspace(igemm::make_geometry(igemm::view_of(p)));
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.x) == 0) return;
+    require_pointer(a.w, element_count(p.w), "w");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dx, element_count(p.x), "dx");
+    igemm::require_tma_alignment(a.w, "w");
+    igemm::require_tma_alignment(a.dy, "dy");
+    igemm::require_tma_alignment(a.dx, "dx");
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    if (phases::workspace(g) > 0) require_pointer(workspace, 1, "workspace");
+    phases::run(g, a.w, a.dy, a.dx, a.alpha, a.beta, workspace, ctx.stream());
+  }
+};
+
 }  // namespace
 
 void add_conv_igemm_dgrad_kernels(kernel_list& out) {
@@ -81,6 +139,10 @@ void add_conv_igemm_dgrad_kernels(kernel_list& out) {
   out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_BFLOAT16, 128, 128>>>());
   out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
   out.push_back(make_kernel<dgrad_traits<dgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
+  out.push_back(make_kernel<strided_dgrad_traits<dgrad_choice<TSRP_DATA_HALF, 128, 128>>>());
+  out.push_back(make_kernel<strided_dgrad_traits<dgrad_choice<TSRP_DATA_BFLOAT16, 128, 128>>>());
+  out.push_back(make_kernel<strided_dgrad_traits<dgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
+  out.push_back(make_kernel<strided_dgrad_traits<dgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
 }
 
 }  // namespace tessera::cuda
