@@ -5,7 +5,8 @@
 #   tests     device facts, every test binary (the CUDA conformance sweep included)
 #   sanitize  compute-sanitizer memcheck and racecheck on the CUDA sweep (beside the tests), memcheck
 #             and initcheck on the graph-capture test
-#   initcheck compute-sanitizer initcheck on the CUDA sweep, in shards (memcheck: the same with memcheck)
+#   initcheck compute-sanitizer initcheck on the CUDA sweep, in shards (memcheck, racecheck: the same
+#             with that tool)
 #   tiles     the 128x64 tile forced on every ResNet-50 layer
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
 #   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
@@ -167,10 +168,11 @@ if has sanitize && command -v compute-sanitizer >/dev/null; then
   done
 fi
 
-# initcheck (reads of device memory never written) and memcheck over the CUDA sweep, as gtest
-# shards side by side, each tool in turn and waited for (no timing phase runs beside them):
-# INITCHECK_SHARDS (default 8), SANITIZE_FILTER narrows the sweep.
-for tool in initcheck memcheck; do
+# initcheck (reads of device memory never written), memcheck and racecheck (shared-memory
+# hazards) over the CUDA sweep, as gtest shards side by side, each tool in turn and waited for (no
+# timing phase runs beside them): INITCHECK_SHARDS (default 8), SANITIZE_FILTER narrows the sweep.
+# racecheck in one process outlasted 230 s (run 1 of the evening of 2026-12-03); sharded it fits.
+for tool in initcheck memcheck racecheck; do
   has "$tool" && command -v compute-sanitizer >/dev/null || continue
   shards=${INITCHECK_SHARDS:-8}
   for ((i = 0; i < shards; ++i)); do
@@ -180,8 +182,8 @@ for tool in initcheck memcheck; do
   done
   wait
   for log in "$out"/sanitizer_${tool}_only_*.log; do
-    row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|PASSED|FAILED  \]|tests? ran' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
-    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Invalid|Error|Program hit)' "$log" | head -30
+    row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED  \]|tests? ran' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
+    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Invalid|Race|Error|Program hit)' "$log" | head -30
   done
 done
 
