@@ -7,8 +7,9 @@
 // tap), K = N*P*Q output pixels. The register epilogue is the one CUTLASS tests for wgrad: dw's
 // N mode (C, S, R) is not one TMA box.
 //
-// No split-K: the reduction over N*P*Q runs in one CTA per dw tile, so layers with few filters
-// and channels fill few SMs; still far ahead of one thread per dw element.
+// One CTA reduces all of N*P*Q for its dw tile, so layers with few filters and channels fill few
+// SMs; conv_igemm_wgrad_split_k.cuh splits that reduction over more CTAs (the Fp32Partials
+// configuration: each CTA writes its partial sum unrounded, without alpha or beta).
 #pragma once
 
 #include "conv_igemm_cutlass.cuh"
@@ -19,24 +20,32 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <type_traits>
 
 namespace tessera::cuda::igemm {
 
-template <int32_t DataType, int TileM, int TileN, int TileK>
+// Fp32Partials: dw is an fp32 buffer the epilogue writes alpha * sum without reading it (no C
+// operand), for the split-K reduction to add up.
+template <int32_t DataType, int TileM, int TileN, int TileK, bool Fp32Partials = false>
 struct wgrad_sm90 {
   static constexpr int32_t data_type = DataType;
+  static constexpr int tile_m = TileM, tile_n = TileN, tile_k = TileK;
+  static constexpr bool fp32_partials = Fp32Partials;
   using element = typename cutlass_element<DataType>::type;
+  using element_c = std::conditional_t<Fp32Partials, void, element>;  // void: dw is never read
+  using element_d = std::conditional_t<Fp32Partials, float, element>;
   static constexpr int alignment = 128 / cutlass::sizeof_bits<element>::value;  // 16-byte rows
+  static constexpr int alignment_d = 128 / cutlass::sizeof_bits<element_d>::value;
 
   // N tiles the channel sub-mode of (C, S, R); K tiles the linearized output pixels.
   using tile_shape = cute::Shape<cute::Int<TileM>, cute::Shape<cute::Int<TileN>>, cute::Shape<cute::Int<TileK>>>;
   using cluster_shape = cute::Shape<cute::_1, cute::_1, cute::_1>;
 
-  using fusion = cutlass::epilogue::fusion::LinearCombination<element, float, element, float>;
+  using fusion = cutlass::epilogue::fusion::LinearCombination<element_d, float, element_c, float>;
   using collective_epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, tile_shape, cluster_shape,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, element, cutlass::layout::TensorKCSR, alignment,
-      element, cutlass::layout::TensorKCSR, alignment, cutlass::epilogue::NoSmemWarpSpecialized,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, element_c, cutlass::layout::TensorKCSR,
+      alignment_d, element_d, cutlass::layout::TensorKCSR, alignment_d, cutlass::epilogue::NoSmemWarpSpecialized,
       fusion>::CollectiveOp;
 
   using collective_mainloop = typename cutlass::conv::collective::CollectiveBuilder<
@@ -53,7 +62,7 @@ struct wgrad_sm90 {
   using arguments = typename device::Arguments;
 };
 
-// CUTLASS's arguments; null pointers when only checking shapes.
+// CUTLASS's arguments; null pointers when only checking shapes. dw holds Config::element_d.
 template <typename Config>
 typename Config::arguments wgrad_arguments(const nhwc_geometry& g, const void* x, const void* dy, void* dw,
                                            float alpha, float beta) {
@@ -80,8 +89,11 @@ typename Config::arguments wgrad_arguments(const nhwc_geometry& g, const void* x
   cute::get<1, 1>(dd) = s_stride;
   cute::get<1, 2>(dd) = r_stride;
 
+  using element_c = typename Config::element_c;
+  using element_d = typename Config::element_d;
+  const element_c* source = Config::fp32_partials ? nullptr : static_cast<const element_c*>(dw);
   typename Config::arguments args(shape, {static_cast<const element*>(dy), static_cast<const element*>(x)},
-                                  {{}, static_cast<const element*>(dw), dc, static_cast<element*>(dw), dd});
+                                  {{}, source, dc, static_cast<element_d*>(dw), dd});
   args.epilogue.thread.alpha = alpha;
   args.epilogue.thread.beta = beta;  // 0: dw is never loaded
   return args;

@@ -1,18 +1,29 @@
 // Backward filter as implicit GEMM on the H200's tensor cores:
-//   "conv_bwd_filter_igemm_sm90_<tile>_<type>"  dw = alpha * conv_backward_filter(x, dy) + beta * dw
-// fp16 or bf16 x, dy and dw, fp32 accumulation, 1-D and 2-D, packed NHWC x / KRSC dw / NPQK dy
-// with C and K multiples of 8, one group, cross-correlation, strides up to 8. Tiles, best first:
-// 128x64x64 (filters x channels x pixels) and 64x64x64, which doubles the CTAs of layers with 64
-// filters. Deterministic: one CTA reduces each dw tile in a fixed order (no split-K atomics).
+//   "conv_bwd_filter_igemm_sm90_<tile>_<type>"          one CTA per dw tile
+//   "conv_bwd_filter_igemm_sm90_split_k_<tile>_<type>"  N*P*Q split over more CTAs
+//                                                       (conv_igemm_wgrad_split_k.cuh)
+// dw = alpha * conv_backward_filter(x, dy) + beta * dw; fp16 or bf16 x, dy and dw, fp32
+// accumulation, 1-D and 2-D, packed NHWC x / KRSC dw / NPQK dy with C and K multiples of 8, one
+// group, cross-correlation, strides up to 8. Tiles: 128x64x64 (filters x channels x pixels) and
+// 64x64x64, which doubles the CTAs of layers with 64 filters. Both are deterministic: the split
+// kernels add their fp32 partial sums in a fixed order, no atomics. Between them the registry's
+// heuristic goes by wgrad_estimate_us; the split kernels decline a dw with enough tiles to fill
+// the GPU by itself.
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_kernels.hpp"
 #include "conv_igemm_wgrad_sm90.cuh"
+#include "conv_igemm_wgrad_split_k.cuh"
 #include "cuda_context.hpp"
 #include "kernel_glue.hpp"
 #include "tensor_layout.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <tessera/plugin_abi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace tessera::cuda {
@@ -25,13 +36,51 @@ struct wgrad_choice;
   template <>                                                                                      \
   struct wgrad_choice<type, tm, tn> {                                                              \
     using config = igemm::wgrad_sm90<type, tm, tn, 64>;                                            \
+    using split_config = igemm::wgrad_sm90<type, tm, tn, 64, true>;                                \
     static constexpr const char* name = "conv_bwd_filter_igemm_sm90_" #tm "x" #tn "x64_" suffix;   \
+    static constexpr const char* split_name =                                                      \
+        "conv_bwd_filter_igemm_sm90_split_k_" #tm "x" #tn "x64_" suffix;                           \
   };
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_HALF, "f16", 128, 64)
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 128, 64)
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_HALF, "f16", 64, 64)
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 64, 64)
 #undef TESSERA_IGEMM_WGRAD_CHOICE
+
+// The CUDA type of dw's elements (the split kernels' reduction writes them).
+template <int32_t DataType>
+struct cuda_element;
+template <>
+struct cuda_element<TSRP_DATA_HALF> {
+  using type = __half;
+};
+template <>
+struct cuda_element<TSRP_DATA_BFLOAT16> {
+  using type = __nv_bfloat16;
+};
+
+// The registry's heuristic among the wgrad kernels (tsrpKernel.estimate_us), the wave model of
+// fprop_estimate_us: CTAs (one per SM) run k-iterations bounded by the larger of their MMAs and
+// their operand loads from L2, then store their tile. The split kernels add the fp32 partials'
+// round trip and the reduction's launch. It only has to rank the kernels; a tuned result wins.
+template <typename Config>
+double wgrad_estimate_us(const igemm::nhwc_geometry& g, int splits) {
+  constexpr double sms = 132.0;                   // H200 SXM
+  constexpr double mma_flop_per_us = 990e6 / sms;  // dense fp16/bf16 per SM
+  constexpr double l2_bytes_per_us = 10e6 / sms;   // L2 -> SM, per SM
+  constexpr double dram_bytes_per_us = 3.5e6;      // achieved DRAM bandwidth, whole chip
+  const double mma_efficiency = Config::tile_m * Config::tile_n >= 128 * 128 ? 0.75 : 0.65;
+  const double tiles_m = std::ceil(double(g.k) / Config::tile_m);
+  const double tiles_n = std::ceil(double(g.c) / Config::tile_n) * g.r * g.s;
+  const double k_iterations = std::ceil(double(g.n) * g.p * g.q / Config::tile_k);
+  const double waves = std::ceil(tiles_m * tiles_n * splits / sms);
+  const double mma_us = 2.0 * Config::tile_m * Config::tile_n * Config::tile_k / (mma_flop_per_us * mma_efficiency);
+  const double load_us = 2.0 * (Config::tile_m + Config::tile_n) * Config::tile_k / l2_bytes_per_us;
+  const double dw_elements = double(g.k) * g.r * g.s * g.c;
+  double us = waves * std::ceil(k_iterations / splits) * std::max(mma_us, load_us) + 2.0 * dw_elements / dram_bytes_per_us;
+  if (splits > 1) us += 8.0 * splits * dw_elements / dram_bytes_per_us + 4.0;  // partials written and read
+  return us + 4.0;
+}
 
 template <typename Choice>
 struct wgrad_traits {
@@ -43,7 +92,7 @@ struct wgrad_traits {
   static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
   static constexpr const char* notes =
       "implicit GEMM on sm90 tensor cores (CUTLASS TMA + wgmma collectives), fp32 accumulation over N*P*Q, one "
-      "rounding of dw; packed NHWC x, KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; no split-K; "
+      "rounding of dw; packed NHWC x, KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; one CTA per dw tile; "
       "deterministic";
 
   // problem.w describes dw, problem.y describes dy.
@@ -61,6 +110,10 @@ struct wgrad_traits {
     return igemm::wgrad_workspace<config>(igemm::make_geometry(igemm::view_of(p)));
   }
 
+  static double estimate_us(const problem_type& p) {
+    return wgrad_estimate_us<config>(igemm::make_geometry(igemm::view_of(p)), 1);
+  }
+
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     if (element_count(p.w) == 0) return;
     require_pointer(a.x, element_count(p.x), "x");
@@ -73,9 +126,62 @@ struct wgrad_traits {
   }
 };
 
+template <typename Choice>
+struct split_k_wgrad_traits {
+  using config = typename Choice::split_config;
+  using split = igemm::wgrad_split_k<config, typename cuda_element<config::data_type>::type>;
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardFilterArgs;
+  static constexpr const char* name = Choice::split_name;
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_FILTER;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "implicit GEMM on sm90 tensor cores (CUTLASS TMA + wgmma collectives) with N*P*Q split over up to 128 CTAs "
+      "per dw tile: fp32 partial sums in the workspace, added in a fixed order, one rounding of dw; packed NHWC x, "
+      "KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; a 16-byte aligned workspace; deterministic";
+
+  static std::string support(const problem_type& p) {
+    const igemm::conv_view v = igemm::view_of(p);
+    const std::string why = igemm::common_support(v, config::data_type);
+    if (!why.empty()) return why;
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    if (element_count(p.w) == 0) return {};
+    return split::support(igemm::make_geometry(v));
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.w) == 0) return 0;
+    return split::workspace(igemm::make_geometry(igemm::view_of(p)));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    return wgrad_estimate_us<config>(g, igemm::plan_wgrad_split<config>(g, 132).splits);
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.w) == 0) return;
+    require_pointer(a.x, element_count(p.x), "x");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dw, element_count(p.w), "dw");
+    require_pointer(workspace, 1, "workspace");
+    igemm::require_tma_alignment(a.x, "x");
+    igemm::require_tma_alignment(a.dy, "dy");
+    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
+      throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (the fp32 partial sums need it)");
+    }
+    split::run(igemm::make_geometry(igemm::view_of(p)), a.x, a.dy, a.dw, a.alpha, a.beta, workspace,
+               std::max(ctx.sm_count(), 1), ctx.stream());
+  }
+};
+
 }  // namespace
 
 void add_conv_igemm_wgrad_kernels(kernel_list& out) {
+  out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
+  out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
+  out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 64, 64>>>());
+  out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 64, 64>>>());
   out.push_back(make_kernel<wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
   out.push_back(make_kernel<wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
   out.push_back(make_kernel<wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 64, 64>>>());

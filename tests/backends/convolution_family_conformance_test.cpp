@@ -51,6 +51,10 @@ const conv_shape k_shapes[] = {
   {"one_d",                      1, 2, 5,  3,  1, {19,0,0},  {4,0,0},   {3,0,0},   {1,0,0},   {2,0,0},   {1,0,0}},
   {"unet3d",                     3, 1, 4,  4,  1, {6,7,5},   {3,3,3},   {1,1,1},   {1,1,1},   {1,1,1},   {1,1,1}},
   {"long_reduction",             2, 1, 96, 4,  1, {6,6,0},   {3,3,0},   {1,1,0},   {1,1,0},   {1,1,0},   {1,1,0}},
+  // Enough pixels (N*P*Q) for the CUDA split-K wgrad to split: 36 k-tiles of 64 in 4 splits, and
+  // 25 k-tiles (the last one partial) in splits of 9, 9 and 7 with 24 filters (a partial M tile).
+  {"wgrad_split_many_pixels",    2, 4, 16, 16, 1, {24,24,0}, {3,3,0},   {1,1,0},   {1,1,0},   {1,1,0},   {1,1,0}},
+  {"wgrad_split_uneven_tail",    2, 3, 8,  24, 1, {23,23,0}, {1,1,0},   {1,1,0},   {0,0,0},   {0,0,0},   {1,1,0}},
 };
 // clang-format on
 
