@@ -1,7 +1,7 @@
 # The part of ../shared/anchors/torch_anchors.py that Tessera's GPU figures are compared with,
 # measured in the same device run (so both see the same GPU, clocks and driver): copy bandwidth,
 # cuDNN's ResNet-50 forward at N=256 fp16 NHWC per layer, the memory-bound PyTorch/cuDNN ops and
-# the 2-layer LSTM. Same shapes and timing method (CUDA events, median of 50 after 10 warm-ups) as
+# the 2-layer LSTM (with --conv-backward, the same layers' backward filter and data). Same shapes and timing method (CUDA events, median of 50 after 10 warm-ups) as
 # the shared script; writes $OUT/anchor_subset.json.
 import json, os, sys, torch, torch.nn.functional as F
 
@@ -48,6 +48,25 @@ if "--no-conv" not in sys.argv:
                                               sum(l["ms"] * l["count"] for l in layers) / 1e9)
 res["r50_layers"] = layers
 
+# --conv-backward: the same layers' backward filter and backward data through the call autograd
+# makes (aten.convolution_backward with one output asked for), cuDNN choosing by measurement
+# (benchmark mode); rows line up with tools/suites/resnet50_bwd_{filter,data}_mb256.txt.
+if "--conv-backward" in sys.argv:
+    for direction, mask in (("bwd_filter", [False, False, True]), ("bwd_data", [True, False, False])):
+        rows = []
+        for (H, C, K, k, s, p, count) in R50:
+            xi = torch.randn(256, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+            w = torch.randn(K, C, k, k, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+            P = (H + 2 * p - k) // s + 1
+            dy = torch.randn(256, K, P, P, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+            call = lambda: torch.ops.aten.convolution_backward(dy, xi, w, None, [s, s], [p, p], [1, 1], False,
+                                                               [0, 0], 1, mask)
+            rows.append({"ms": median_ms(call), "flops": 2.0 * 256 * K * P * P * C * k * k, "count": count})
+            del xi, w, dy
+        res["r50_layers_" + direction] = rows
+        res[f"r50_conv_{direction}_N256_float16_TFLOPs"] = (sum(l["flops"] * l["count"] for l in rows) /
+                                                            sum(l["ms"] * l["count"] for l in rows) / 1e9)
+
 
 def bandwidth(name, fn, nbytes):
     t = median_ms(fn)
@@ -79,5 +98,5 @@ out = os.environ.get("OUT", ".")
 os.makedirs(out, exist_ok=True)
 json.dump(res, open(os.path.join(out, "anchor_subset.json"), "w"), indent=1)
 for key, value in res.items():
-    if key != "r50_layers":
+    if not key.startswith("r50_layers"):
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")

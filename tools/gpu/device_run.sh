@@ -8,6 +8,8 @@
 #   initcheck compute-sanitizer initcheck on the CUDA sweep, in shards (memcheck, racecheck: the same
 #             with that tool)
 #   tiles     the 128x64 tile forced on every ResNet-50 layer
+#   convanchor ResNet-50 N=256 forward, backward filter and backward data, ours tuned, beside
+#             PyTorch/cuDNN in the same call (tools/gpu/conv_direction_ratios.py)
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
 #   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
 #   variants  launch-geometry alternatives (TESSERA_CUDA_* overrides), timed and tested
@@ -317,6 +319,20 @@ if has suites; then
   done
 fi
 
+if has convanchor; then
+  # ResNet-50 at N=256 in all three directions on our kernels, each chosen by measurement among
+  # ours (as PyTorch's benchmark mode chooses among cuDNN's), beside PyTorch/cuDNN in this call.
+  for suite in resnet50_mb256 resnet50_bwd_filter_mb256 resnet50_bwd_data_mb256; do
+    timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --dt=f16 --tag=nhwc --backend=cuda --tuning=tune \
+        --json="$out/ours_$suite.json" --batch="$c/suites/$suite.txt" > "$out/bench_ours_$suite.txt" 2>&1
+    row "tessera-bench $suite (tuned)" "rc=$? $(tail -1 "$out/bench_ours_$suite.txt" | cut -c1-70)"
+  done
+  OUT="$out" timeout $(lim 300) python3 tools/gpu/anchor_subset.py --conv-backward > "$out/anchor_subset.txt" 2>&1
+  row "anchor subset (torch/cuDNN, 3 directions)" "rc=$? $(grep -E 'r50_conv' "$out/anchor_subset.txt" | tr '\n' ' ' | cut -c1-110)"
+  python3 tools/gpu/conv_direction_ratios.py "$out/anchor_subset.json" "$out"/ours_resnet50_mb256.json \
+      "$out"/ours_resnet50_bwd_filter_mb256.json "$out"/ours_resnet50_bwd_data_mb256.json > "$out/conv_direction_ratios.txt" 2>&1
+fi
+
 if has tiles; then
   # The 128x64 tile on every layer it can run, to see where it beats the default choice.
   timeout $(lim 100) "$c/bin/tessera-bench" --mode=P --dt=f16 --tag=nhwc --backend=cuda --impl=igemm_sm90_128x64x64 \
@@ -365,7 +381,7 @@ fi
 
 printf '%s\n' "${rows[@]}" > "$out/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$out" .
-for f in summary.txt ratio_table.txt anchor_subset.json bench_resnet50_mb256.txt side_by_side_r50.json \
+for f in summary.txt ratio_table.txt conv_direction_ratios.txt anchor_subset.json bench_resnet50_mb256.txt side_by_side_r50.json \
          side_by_side_memory_bound.json; do
   [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"
 done
@@ -373,5 +389,6 @@ echo
 echo "=== summary ==="
 cat "$out/summary.txt"
 [ -f "$out/ratio_table.txt" ] && cat "$out/ratio_table.txt"
+[ -f "$out/conv_direction_ratios.txt" ] && cat "$out/conv_direction_ratios.txt"
 [ -f "$out/ncu_summary.txt" ] && cat "$out/ncu_summary.txt"
 exit 0
