@@ -26,7 +26,11 @@ def direction_of(problem):
 def main():
     anchor = json.load(open(sys.argv[1]))
     for path in sys.argv[2:]:
-        run = json.load(open(path))
+        try:
+            run = json.load(open(path))
+        except (OSError, ValueError) as error:
+            print(f"{path}: not read ({error})")
+            continue
         rows = run.get("rows", [])
         if not rows:
             continue

@@ -322,13 +322,14 @@ fi
 if has convanchor; then
   # ResNet-50 at N=256 in all three directions on our kernels, each chosen by measurement among
   # ours (as PyTorch's benchmark mode chooses among cuDNN's), beside PyTorch/cuDNN in this call.
+  # PyTorch first: its JSON is written only at its end, ours after every problem.
+  OUT="$out" timeout $(lim 300) python3 tools/gpu/anchor_subset.py --conv-backward > "$out/anchor_subset.txt" 2>&1
+  row "anchor subset (torch/cuDNN, 3 directions)" "rc=$? $(grep -E 'r50_conv' "$out/anchor_subset.txt" | tr '\n' ' ' | cut -c1-110)"
   for suite in resnet50_mb256 resnet50_bwd_filter_mb256 resnet50_bwd_data_mb256; do
     timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --dt=f16 --tag=nhwc --backend=cuda --tuning=tune \
         --json="$out/ours_$suite.json" --batch="$c/suites/$suite.txt" > "$out/bench_ours_$suite.txt" 2>&1
     row "tessera-bench $suite (tuned)" "rc=$? $(tail -1 "$out/bench_ours_$suite.txt" | cut -c1-70)"
   done
-  OUT="$out" timeout $(lim 300) python3 tools/gpu/anchor_subset.py --conv-backward > "$out/anchor_subset.txt" 2>&1
-  row "anchor subset (torch/cuDNN, 3 directions)" "rc=$? $(grep -E 'r50_conv' "$out/anchor_subset.txt" | tr '\n' ' ' | cut -c1-110)"
   python3 tools/gpu/conv_direction_ratios.py "$out/anchor_subset.json" "$out"/ours_resnet50_mb256.json \
       "$out"/ours_resnet50_bwd_filter_mb256.json "$out"/ours_resnet50_bwd_data_mb256.json > "$out/conv_direction_ratios.txt" 2>&1
 fi
