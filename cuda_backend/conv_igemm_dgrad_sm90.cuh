@@ -10,6 +10,7 @@
 
 #include "conv_igemm_cutlass.cuh"
 #include "conv_igemm_geometry.hpp"
+#include "conv_igemm_wave_model.hpp"
 
 #include <cutlass/epilogue/fusion/operations.hpp>
 
@@ -22,6 +23,7 @@ namespace tessera::cuda::igemm {
 template <int32_t DataType, int TileM, int TileN, int TileK, int ClusterM>
 struct dgrad_sm90 {
   static constexpr int32_t data_type = DataType;
+  static constexpr int tile_m = TileM, tile_n = TileN, tile_k = TileK;
   using element = typename cutlass_element<DataType>::type;
   static constexpr int alignment = 128 / cutlass::sizeof_bits<element>::value;  // 16-byte rows
 
@@ -114,6 +116,12 @@ std::string dgrad_support(const nhwc_geometry& g, const dx_strides& dx_view) {
 template <typename Config>
 std::string dgrad_support(const nhwc_geometry& g) {
   return dgrad_support<Config>(g, packed_dx(g));
+}
+
+// The registry's heuristic (conv_igemm_wave_model.hpp); prefers 128x64 for C <= 64, as measured.
+template <typename Config>
+double dgrad_estimate_us(const nhwc_geometry& g) {
+  return wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k, dgrad_work(g, Config::tile_k));
 }
 
 template <typename Config>

@@ -94,6 +94,15 @@ struct strided_dgrad {
     return {};
   }
 
+  // The phases run one after the other: the sum of their wave-model estimates, and the gather.
+  static double estimate_us(const nhwc_geometry& g) {
+    const strided_plan plan = plan_strided_dgrad(g, sizeof(Element));
+    double us = 2.0 * double(plan.filters_bytes) / 3.5e6;
+    for (int i = 0; i < plan.count; ++i)
+      if (plan.phases[i].runs) us += dgrad_estimate_us<Config>(plan.phases[i].g);
+    return us;
+  }
+
   // The sub-filters, then CUTLASS's own workspace (the largest any phase asks).
   static size_t workspace(const nhwc_geometry& g) {
     const strided_plan plan = plan_strided_dgrad(g, sizeof(Element));

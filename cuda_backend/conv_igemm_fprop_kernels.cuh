@@ -19,6 +19,7 @@
 
 #include "conv_igemm_fprop_sm90.cuh"
 #include "conv_igemm_geometry.hpp"
+#include "conv_igemm_wave_model.hpp"
 #include "cuda_context.hpp"
 #include "kernel_glue.hpp"
 #include "tensor_layout.hpp"
@@ -84,32 +85,14 @@ std::string fprop_support(const conv_view& v) {
   return fprop_cutlass_support<config>(g);
 }
 
-// The registry's heuristic among the configurations (tsrpKernel.estimate_us): a wave model of
-// the H200 that only has to rank tiles sensibly, a tuned result overrides it. Each CTA (one per
-// SM: these tiles use most of the shared memory) runs its output tiles one after the other; a
-// tile costs, per k-iteration, the larger of its MMAs and its operand loads from L2, then the
-// store of its outputs to memory. Calibrated on ResNet-50 at N=256 (2026-12-03): it picks
-// 128x64 exactly where that tile was measured faster (K <= 64).
+// The registry's heuristic among the configurations (conv_igemm_wave_model.hpp). It picks 128x64
+// exactly where that tile was measured faster (K <= 64).
 template <typename Choice>
 double fprop_estimate_us(const conv_view& v) {
   using config = typename Choice::config;
   using layout = typename Choice::layout;
-  constexpr double sms = 132.0;                      // H200 SXM
-  constexpr double mma_flop_per_us = 990e6 / sms;     // dense fp16/bf16 per SM
-  constexpr double l2_bytes_per_us = 10e6 / sms;      // L2 -> SM, per SM
-  constexpr double dram_bytes_per_us = 3.5e6;         // achieved DRAM bandwidth, whole chip
-  // Bigger tiles keep the tensor cores busier (fewer barrier waits per MMA).
-  const double mma_efficiency = config::tile_m * config::tile_n >= 128 * 128 ? 0.75 : 0.65;
-  const nhwc_geometry g = layout::geometry(v);
-  const double m = double(g.n) * g.p * g.q, n = g.k;
-  const double tiles = std::ceil(m / config::tile_m) * std::ceil(n / config::tile_n);
-  const double waves = std::ceil(tiles / sms);
-  const double k_iterations = double(g.r) * g.s * std::ceil(double(g.c) / config::tile_k);
-  const double mma_us = 2.0 * config::tile_m * config::tile_n * config::tile_k / (mma_flop_per_us * mma_efficiency);
-  const double load_us = 2.0 * (config::tile_m + config::tile_n) * config::tile_k / l2_bytes_per_us;
-  const double store_us = 2.0 * config::tile_m * config::tile_n / (dram_bytes_per_us / sms);
-  const double staging_us = 2.0 * double(layout::staging_bytes(v)) / dram_bytes_per_us;
-  return waves * (k_iterations * std::max(mma_us, load_us) + store_us) + staging_us + 4.0;
+  const gemm_work work = fprop_work(layout::geometry(v), config::tile_k, double(layout::staging_bytes(v)));
+  return wave_estimate_us(config::tile_m, config::tile_n, config::tile_k, work);
 }
 
 template <typename Choice>

@@ -4,8 +4,8 @@
 // with C and K multiples of 8, one group, cross-correlation, unit strides (CUTLASS's sm90 dgrad);
 // strided problems run the same kernels phase by phase:
 //   "conv_bwd_data_igemm_sm90_strided_<tile>_<type>"   (conv_igemm_dgrad_strided.cuh)
-// Tiles, best first: 128x128x64 and 128x64x64 (C <= 64), clusters of two CTAs along M sharing each
-// filter tile. Deterministic: one CTA per output tile, fixed reduction order.
+// Tiles: 128x128x64 and 128x64x64 (measured faster for C <= 64), ranked by the wave model
+// (dgrad_estimate_us); clusters of two CTAs along M sharing each filter tile. Deterministic: one CTA per output tile, fixed reduction order.
 #include "conv_igemm_dgrad_sm90.cuh"
 #include "conv_igemm_dgrad_strided.cuh"
 #include "conv_igemm_geometry.hpp"
@@ -65,6 +65,10 @@ struct dgrad_traits {
     return igemm::dgrad_workspace<config>(igemm::make_geometry(igemm::view_of(p)));
   }
 
+  static double estimate_us(const problem_type& p) {
+    return igemm::dgrad_estimate_us<config>(igemm::make_geometry(igemm::view_of(p)));
+  }
+
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     if (element_count(p.x) == 0) return;
     require_pointer(a.w, element_count(p.w), "w");
@@ -116,6 +120,10 @@ struct strided_dgrad_traits {
   static size_t workspace(const problem_type& p) {
     if (element_count(p.x) == 0) return 0;
     return phases::workspace(igemm::make_geometry(igemm::view_of(p)));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    return phases::estimate_us(igemm::make_geometry(igemm::view_of(p)));
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {

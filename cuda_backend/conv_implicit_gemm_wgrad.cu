@@ -7,11 +7,12 @@
 // group, cross-correlation, strides up to 8. Tiles: 128x64x64 (filters x channels x pixels) and
 // 64x64x64, which doubles the CTAs of layers with 64 filters. Both are deterministic: the split
 // kernels add their fp32 partial sums in a fixed order, no atomics. Between them the registry's
-// heuristic goes by wgrad_estimate_us; the split kernels decline a dw with enough tiles to fill
-// the GPU by itself.
+// heuristic goes by wgrad_estimate_us (the wave model); the split kernels decline a dw with
+// enough tiles to fill the GPU by itself.
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_kernels.hpp"
 #include "conv_igemm_wgrad_sm90.cuh"
+#include "conv_igemm_wave_model.hpp"
 #include "conv_igemm_wgrad_split_k.cuh"
 #include "cuda_context.hpp"
 #include "kernel_glue.hpp"
@@ -23,7 +24,6 @@
 #include <tessera/plugin_abi.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 namespace tessera::cuda {
@@ -59,27 +59,13 @@ struct cuda_element<TSRP_DATA_BFLOAT16> {
   using type = __nv_bfloat16;
 };
 
-// The registry's heuristic among the wgrad kernels (tsrpKernel.estimate_us), the wave model of
-// fprop_estimate_us: CTAs (one per SM) run k-iterations bounded by the larger of their MMAs and
-// their operand loads from L2, then store their tile. The split kernels add the fp32 partials'
-// round trip and the reduction's launch. It only has to rank the kernels; a tuned result wins.
+// The registry's heuristic among the wgrad kernels (conv_igemm_wave_model.hpp). The split
+// kernels pay their fp32 partials even when the device leaves them one split.
 template <typename Config>
-double wgrad_estimate_us(const igemm::nhwc_geometry& g, int splits) {
-  constexpr double sms = 132.0;                   // H200 SXM
-  constexpr double mma_flop_per_us = 990e6 / sms;  // dense fp16/bf16 per SM
-  constexpr double l2_bytes_per_us = 10e6 / sms;   // L2 -> SM, per SM
-  constexpr double dram_bytes_per_us = 3.5e6;      // achieved DRAM bandwidth, whole chip
-  const double mma_efficiency = Config::tile_m * Config::tile_n >= 128 * 128 ? 0.75 : 0.65;
-  const double tiles_m = std::ceil(double(g.k) / Config::tile_m);
-  const double tiles_n = std::ceil(double(g.c) / Config::tile_n) * g.r * g.s;
-  const double k_iterations = std::ceil(double(g.n) * g.p * g.q / Config::tile_k);
-  const double waves = std::ceil(tiles_m * tiles_n * splits / sms);
-  const double mma_us = 2.0 * Config::tile_m * Config::tile_n * Config::tile_k / (mma_flop_per_us * mma_efficiency);
-  const double load_us = 2.0 * (Config::tile_m + Config::tile_n) * Config::tile_k / l2_bytes_per_us;
-  const double dw_elements = double(g.k) * g.r * g.s * g.c;
-  double us = waves * std::ceil(k_iterations / splits) * std::max(mma_us, load_us) + 2.0 * dw_elements / dram_bytes_per_us;
-  if (splits > 1) us += 8.0 * splits * dw_elements / dram_bytes_per_us + 4.0;  // partials written and read
-  return us + 4.0;
+double wgrad_estimate_us(const igemm::nhwc_geometry& g) {
+  const int splits = Config::fp32_partials ? igemm::plan_wgrad_split<Config>(g, 132).splits : 1;  // the model's H200
+  return igemm::wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k,
+                                 igemm::wgrad_work(g, Config::tile_n, Config::tile_k, splits, Config::fp32_partials));
 }
 
 template <typename Choice>
@@ -111,7 +97,7 @@ struct wgrad_traits {
   }
 
   static double estimate_us(const problem_type& p) {
-    return wgrad_estimate_us<config>(igemm::make_geometry(igemm::view_of(p)), 1);
+    return wgrad_estimate_us<config>(igemm::make_geometry(igemm::view_of(p)));
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
@@ -155,8 +141,7 @@ struct split_k_wgrad_traits {
   }
 
   static double estimate_us(const problem_type& p) {
-    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
-    return wgrad_estimate_us<config>(g, igemm::plan_wgrad_split<config>(g, 132).splits);
+    return wgrad_estimate_us<config>(igemm::make_geometry(igemm::view_of(p)));
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
