@@ -5,7 +5,8 @@
 // strided problems run the same kernels phase by phase:
 //   "conv_bwd_data_igemm_sm90_strided_<tile>_<type>"   (conv_igemm_dgrad_strided.cuh)
 // Tiles: 128x128x64 and 128x64x64 (measured faster for C <= 64), ranked by the wave model
-// (dgrad_estimate_us); clusters of two CTAs along M sharing each filter tile. Deterministic: one CTA per output tile, fixed reduction order.
+// (dgrad_estimate_us); clusters of two CTAs along M sharing each filter tile. Deterministic: one
+// CTA per output tile, fixed reduction order.
 #include "conv_igemm_dgrad_sm90.cuh"
 #include "conv_igemm_dgrad_strided.cuh"
 #include "conv_igemm_geometry.hpp"
