@@ -136,7 +136,10 @@ struct strided_dgrad_traits {
     igemm::require_tma_alignment(a.dy, "dy");
     igemm::require_tma_alignment(a.dx, "dx");
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
-    if (phases::workspace(g) > 0) require_pointer(workspace, 1, "workspace");
+    if (phases::workspace(g) > 0) {
+      require_pointer(workspace, 1, "workspace");
+      igemm::require_tma_alignment(workspace, "workspace");  // the gathered sub-filters are TMA operands
+    }
     phases::run(g, a.w, a.dy, a.dx, a.alpha, a.beta, workspace, ctx.stream());
   }
 };
