@@ -302,11 +302,11 @@ if has suites; then
   # both libraries are tuned for; the others as their files give them. SUITES narrows the list,
   # SUITE_TIMEOUT bounds each (the N=256 backward-filter and memory-bound suites take over 120 s).
   for suite in ${SUITES:-resnet50 resnet50_bwd_data resnet50_bwd_filter resnet50_mb256 resnet50_bwd_data_mb256 \
-                resnet50_bwd_filter_mb256 mobilenet_v2 vgg16 unet3d memory_bound lstm host_overhead}; do
+                resnet50_bwd_filter_mb256 mobilenet_v2 vgg16 unet3d small_c_stems memory_bound lstm host_overhead}; do
     [ -f "$c/suites/$suite.txt" ] || continue
     (( DEADLINE - SECONDS < 30 )) && { row "suite $suite" "not run: the call's deadline"; continue; }
     case "$suite" in
-      resnet50*|mobilenet_v2|vgg16|unet3d) extra=(--dt=f16 --tag=nhwc) ;;
+      resnet50*|mobilenet_v2|vgg16|unet3d|small_c_stems) extra=(--dt=f16 --tag=nhwc) ;;
       *) extra=() ;;
     esac
     # Each column is pinned to its backend (tessera-bench sets tsrSetBackendsExclusive), so the
