@@ -22,6 +22,8 @@
 #include <cutlass/epilogue/collective/collective_builder.hpp>
 // clang-format on
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -37,6 +39,19 @@ struct cutlass_element<TSRP_DATA_HALF> {
 template <>
 struct cutlass_element<TSRP_DATA_BFLOAT16> {
   using type = cutlass::bfloat16_t;
+};
+
+// The CUDA type of the same storage type, for the kernels of our own around CUTLASS's (the
+// strided dgrad's gather and scaling, the split-K wgrad's reduction).
+template <int32_t DataType>
+struct cuda_element;
+template <>
+struct cuda_element<TSRP_DATA_HALF> {
+  using type = __half;
+};
+template <>
+struct cuda_element<TSRP_DATA_BFLOAT16> {
+  using type = __nv_bfloat16;
 };
 
 // Empty when CUTLASS's can_implement accepts `args` (built with null pointers: it looks at shapes

@@ -161,6 +161,20 @@ inline std::string common_support(const conv_view& v, int32_t element) {
   return {};
 }
 
+// What every tensor-core backward kernel checks first: common_support and no int8 output scales;
+// an empty `output` (dx or dw) needs nothing more (the kernel's run returns at once); otherwise
+// `direction_support(geometry)`, the direction's own checks.
+template <typename DirectionSupport>
+std::string backward_support(const tsrpConvolutionProblem& p, int32_t element, const tsrpTensor& output,
+                             DirectionSupport&& direction_support) {
+  const conv_view v = view_of(p);
+  const std::string why = common_support(v, element);
+  if (!why.empty()) return why;
+  if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+  if (element_count(output) == 0) return {};
+  return direction_support(make_geometry(v));
+}
+
 // TMA im2col limits for 2-D tensors (4-D descriptors), which CUTLASS's can_implement also
 // enforces: the box corners are signed 8-bit per spatial dim and the filter offsets unsigned
 // 8-bit. `lower` and `upper` are the corners of the im2col window of the tensor TMA walks.

@@ -24,8 +24,10 @@ struct gemm_work {
   double staging_bytes = 0;     // operand copies made before the GEMM (written and read)
 };
 
+constexpr int model_sms = 132;  // the H200 SXM the model is calibrated on
+
 inline double wave_estimate_us(int tile_m, int tile_n, int tile_k, const gemm_work& w) {
-  constexpr double sms = 132.0;                   // H200 SXM
+  constexpr double sms = model_sms;
   constexpr double mma_flop_per_us = 990e6 / sms;  // dense fp16/bf16 per SM
   constexpr double l2_bytes_per_us = 10e6 / sms;   // L2 -> SM, per SM
   constexpr double dram_bytes_per_us = 3.5e6;      // achieved DRAM bandwidth, whole chip

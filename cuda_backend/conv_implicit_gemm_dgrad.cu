@@ -39,6 +39,16 @@ TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_HALF, "f16", 128, 64)
 TESSERA_IGEMM_DGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 128, 64)
 #undef TESSERA_IGEMM_DGRAD_CHOICE
 
+// The operands every tensor-core dgrad reads or writes through TMA: present and 16-byte aligned.
+void require_dgrad_operands(const tsrpConvolutionProblem& p, const tsrpConvolutionBackwardDataArgs& a) {
+  require_pointer(a.w, element_count(p.w), "w");
+  require_pointer(a.dy, element_count(p.y), "dy");
+  require_pointer(a.dx, element_count(p.x), "dx");
+  igemm::require_tma_alignment(a.w, "w");
+  igemm::require_tma_alignment(a.dy, "dy");
+  igemm::require_tma_alignment(a.dx, "dx");
+}
+
 template <typename Choice>
 struct dgrad_traits {
   using config = typename Choice::config;
@@ -53,12 +63,9 @@ struct dgrad_traits {
 
   // problem.x describes dx, problem.y describes dy.
   static std::string support(const problem_type& p) {
-    const igemm::conv_view v = igemm::view_of(p);
-    const std::string why = igemm::common_support(v, config::data_type);
-    if (!why.empty()) return why;
-    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
-    if (element_count(p.x) == 0) return {};  // nothing to compute; run() returns at once
-    return igemm::dgrad_support<config>(igemm::make_geometry(v));
+    return igemm::backward_support(p, config::data_type, p.x, [](const igemm::nhwc_geometry& g) {
+      return igemm::dgrad_support<config>(g);
+    });
   }
 
   static size_t workspace(const problem_type& p) {
@@ -72,33 +79,16 @@ struct dgrad_traits {
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     if (element_count(p.x) == 0) return;
-    require_pointer(a.w, element_count(p.w), "w");
-    require_pointer(a.dy, element_count(p.y), "dy");
-    require_pointer(a.dx, element_count(p.x), "dx");
-    igemm::require_tma_alignment(a.w, "w");
-    igemm::require_tma_alignment(a.dy, "dy");
-    igemm::require_tma_alignment(a.dx, "dx");
+    require_dgrad_operands(p, a);
     igemm::run_dgrad<config>(igemm::make_geometry(igemm::view_of(p)), a.w, a.dy, a.dx, a.alpha, a.beta, workspace,
                              ctx.stream());
   }
 };
 
-// The CUDA type of the elements the phase kernels touch.
-template <int32_t DataType>
-struct cuda_element;
-template <>
-struct cuda_element<TSRP_DATA_HALF> {
-  using type = __half;
-};
-template <>
-struct cuda_element<TSRP_DATA_BFLOAT16> {
-  using type = __nv_bfloat16;
-};
-
 template <typename Choice>
 struct strided_dgrad_traits {
   using config = typename Choice::config;
-  using phases = igemm::strided_dgrad<config, typename cuda_element<config::data_type>::type>;
+  using phases = igemm::strided_dgrad<config, typename igemm::cuda_element<config::data_type>::type>;
   using problem_type = tsrpConvolutionProblem;
   using args_type = tsrpConvolutionBackwardDataArgs;
   static constexpr const char* name = Choice::strided_name;
@@ -110,12 +100,9 @@ struct strided_dgrad_traits {
       "rounding; packed NHWC dx, KRSC w, NPQK dy; C and K multiples of 8; dilation 1; deterministic";
 
   static std::string support(const problem_type& p) {
-    const igemm::conv_view v = igemm::view_of(p);
-    const std::string why = igemm::common_support(v, config::data_type);
-    if (!why.empty()) return why;
-    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
-    if (element_count(p.x) == 0) return {};
-    return phases::support(igemm::make_geometry(v));
+    return igemm::backward_support(p, config::data_type, p.x, [](const igemm::nhwc_geometry& g) {
+      return phases::support(g);
+    });
   }
 
   static size_t workspace(const problem_type& p) {
@@ -129,12 +116,7 @@ struct strided_dgrad_traits {
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     if (element_count(p.x) == 0) return;
-    require_pointer(a.w, element_count(p.w), "w");
-    require_pointer(a.dy, element_count(p.y), "dy");
-    require_pointer(a.dx, element_count(p.x), "dx");
-    igemm::require_tma_alignment(a.w, "w");
-    igemm::require_tma_alignment(a.dy, "dy");
-    igemm::require_tma_alignment(a.dx, "dx");
+    require_dgrad_operands(p, a);
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
     if (phases::workspace(g) > 0) {
       require_pointer(workspace, 1, "workspace");

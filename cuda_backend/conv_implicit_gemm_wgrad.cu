@@ -18,8 +18,6 @@
 #include "kernel_glue.hpp"
 #include "tensor_layout.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <tessera/plugin_abi.h>
 
@@ -47,25 +45,22 @@ TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_HALF, "f16", 64, 64)
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 64, 64)
 #undef TESSERA_IGEMM_WGRAD_CHOICE
 
-// The CUDA type of dw's elements (the split kernels' reduction writes them).
-template <int32_t DataType>
-struct cuda_element;
-template <>
-struct cuda_element<TSRP_DATA_HALF> {
-  using type = __half;
-};
-template <>
-struct cuda_element<TSRP_DATA_BFLOAT16> {
-  using type = __nv_bfloat16;
-};
-
 // The registry's heuristic among the wgrad kernels (conv_igemm_wave_model.hpp). The split
 // kernels pay their fp32 partials even when the device leaves them one split.
 template <typename Config>
 double wgrad_estimate_us(const igemm::nhwc_geometry& g) {
-  const int splits = Config::fp32_partials ? igemm::plan_wgrad_split<Config>(g, 132).splits : 1;  // the model's H200
+  const int splits = Config::fp32_partials ? igemm::plan_wgrad_split<Config>(g, igemm::model_sms).splits : 1;
   return igemm::wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k,
                                  igemm::wgrad_work(g, Config::tile_n, Config::tile_k, splits, Config::fp32_partials));
+}
+
+// The operands every tensor-core wgrad needs: x and dy read through TMA (16-byte aligned), dw.
+void require_wgrad_operands(const tsrpConvolutionProblem& p, const tsrpConvolutionBackwardFilterArgs& a) {
+  require_pointer(a.x, element_count(p.x), "x");
+  require_pointer(a.dy, element_count(p.y), "dy");
+  require_pointer(a.dw, element_count(p.w), "dw");
+  igemm::require_tma_alignment(a.x, "x");
+  igemm::require_tma_alignment(a.dy, "dy");
 }
 
 template <typename Choice>
@@ -83,12 +78,9 @@ struct wgrad_traits {
 
   // problem.w describes dw, problem.y describes dy.
   static std::string support(const problem_type& p) {
-    const igemm::conv_view v = igemm::view_of(p);
-    const std::string why = igemm::common_support(v, config::data_type);
-    if (!why.empty()) return why;
-    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
-    if (element_count(p.w) == 0) return {};  // nothing to compute; run() returns at once
-    return igemm::wgrad_support<config>(igemm::make_geometry(v));
+    return igemm::backward_support(p, config::data_type, p.w, [](const igemm::nhwc_geometry& g) {
+      return igemm::wgrad_support<config>(g);
+    });
   }
 
   static size_t workspace(const problem_type& p) {
@@ -102,11 +94,7 @@ struct wgrad_traits {
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     if (element_count(p.w) == 0) return;
-    require_pointer(a.x, element_count(p.x), "x");
-    require_pointer(a.dy, element_count(p.y), "dy");
-    require_pointer(a.dw, element_count(p.w), "dw");
-    igemm::require_tma_alignment(a.x, "x");
-    igemm::require_tma_alignment(a.dy, "dy");
+    require_wgrad_operands(p, a);
     igemm::run_wgrad<config>(igemm::make_geometry(igemm::view_of(p)), a.x, a.dy, a.dw, a.alpha, a.beta, workspace,
                              ctx.stream());
   }
@@ -115,7 +103,7 @@ struct wgrad_traits {
 template <typename Choice>
 struct split_k_wgrad_traits {
   using config = typename Choice::split_config;
-  using split = igemm::wgrad_split_k<config, typename cuda_element<config::data_type>::type>;
+  using split = igemm::wgrad_split_k<config, typename igemm::cuda_element<config::data_type>::type>;
   using problem_type = tsrpConvolutionProblem;
   using args_type = tsrpConvolutionBackwardFilterArgs;
   static constexpr const char* name = Choice::split_name;
@@ -127,12 +115,9 @@ struct split_k_wgrad_traits {
       "KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; a 16-byte aligned workspace; deterministic";
 
   static std::string support(const problem_type& p) {
-    const igemm::conv_view v = igemm::view_of(p);
-    const std::string why = igemm::common_support(v, config::data_type);
-    if (!why.empty()) return why;
-    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
-    if (element_count(p.w) == 0) return {};
-    return split::support(igemm::make_geometry(v));
+    return igemm::backward_support(p, config::data_type, p.w, [](const igemm::nhwc_geometry& g) {
+      return split::support(g);
+    });
   }
 
   static size_t workspace(const problem_type& p) {
@@ -146,12 +131,8 @@ struct split_k_wgrad_traits {
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     if (element_count(p.w) == 0) return;
-    require_pointer(a.x, element_count(p.x), "x");
-    require_pointer(a.dy, element_count(p.y), "dy");
-    require_pointer(a.dw, element_count(p.w), "dw");
+    require_wgrad_operands(p, a);
     require_pointer(workspace, 1, "workspace");
-    igemm::require_tma_alignment(a.x, "x");
-    igemm::require_tma_alignment(a.dy, "dy");
     if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
       throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (the fp32 partial sums need it)");
     }

@@ -43,7 +43,7 @@ double dgrad_us(const igemm::nhwc_geometry& g, tile t) {
   return igemm::wave_estimate_us(t.m, t.n, 64, igemm::dgrad_work(g, 64));
 }
 double wgrad_us(const igemm::nhwc_geometry& g, tile t, bool split) {
-  const int splits = split ? igemm::plan_wgrad_split(g, t.m, t.n, 64, 132).splits : 1;
+  const int splits = split ? igemm::plan_wgrad_split(g, t.m, t.n, 64, igemm::model_sms).splits : 1;
   return igemm::wave_estimate_us(t.m, t.n, 64, igemm::wgrad_work(g, t.n, 64, splits, split));
 }
 
