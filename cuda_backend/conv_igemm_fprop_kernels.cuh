@@ -40,8 +40,6 @@ struct staged_operands {
   void* workspace;  // what is left for CUTLASS
 };
 
-// Workspace offsets: staging buffers start on 256-byte boundaries (TMA needs 16).
-inline size_t align_workspace(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // The caller's tensors are the CUTLASS kernel's operands: packed NHWC x, KRSC w, C and K
 // multiples of 8.

@@ -17,6 +17,7 @@
 
 #include <tessera/plugin_abi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -193,6 +194,9 @@ inline std::string im2col_corner_support(const char* tensor, const int (&lower)[
   }
   return {};
 }
+
+// Workspace offsets: staging buffers start on 256-byte boundaries (TMA needs 16).
+inline size_t align_workspace(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // NOT_SUPPORTED unless `pointer` is 16-byte aligned, which TMA descriptors need.
 inline void require_tma_alignment(const void* pointer, const char* name) {

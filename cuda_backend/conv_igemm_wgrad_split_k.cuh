@@ -164,6 +164,21 @@ __global__ void reduce_wgrad_partials(const float4* __restrict__ partials, T* __
   }
 }
 
+// The same when the kernel ran with more channels than dw has (conv_igemm_padded_channels.cuh):
+// partial rows of `padded` channels, dw rows of `channels`, the extra (zero) channels dropped.
+template <typename T>
+__global__ void reduce_wgrad_partials_dropping_channels(const float* __restrict__ partials, T* __restrict__ dw,
+                                                        int64_t elements, int64_t slice, int splits, int channels,
+                                                        int padded, float alpha, float beta) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elements;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t source = i / channels * padded + i % channels;
+    float sum = partials[source];
+    for (int z = 1; z < splits; ++z) sum += partials[z * slice + source];
+    store_blended(dw + i, sum, alpha, beta);
+  }
+}
+
 // The split-K wgrad of Config (a wgrad_sm90<..., Fp32Partials = true>) on dw of type T.
 template <typename Config, typename T>
 struct wgrad_split_k {
@@ -189,6 +204,12 @@ struct wgrad_split_k {
 
   static void run(const nhwc_geometry& g, const void* x, const void* dy, void* dw, float alpha, float beta,
                   void* workspace, int sms, cudaStream_t stream) {
+    run_dropping_channels(g, g.c, x, dy, dw, alpha, beta, workspace, sms, stream);
+  }
+
+  // g is the problem the kernel runs; dw has `channels` (at most g.c) of its channels, the first.
+  static void run_dropping_channels(const nhwc_geometry& g, int channels, const void* x, const void* dy, void* dw,
+                                    float alpha, float beta, void* workspace, int sms, cudaStream_t stream) {
     const wgrad_split_plan plan = plan_wgrad_split<Config>(g, sms);
     auto* partials = static_cast<float*>(workspace);
     const auto arguments = wgrad_arguments<Config>(g, x, dy, partials, 1.0f, 0.0f);
@@ -204,13 +225,20 @@ struct wgrad_split_k {
     wgrad_split_k_entry<kernel><<<grid, kernel::MaxThreadsPerBlock, smem_bytes, stream>>>(params);
     check_cuda(cudaGetLastError(), "launching the split-K wgrad");
 
-    const int64_t quads = plan.slice_elements / 4;
     constexpr int threads = 256;
-    const unsigned int blocks =
-        static_cast<unsigned int>(std::min<int64_t>((quads + threads - 1) / threads, int64_t{sms} * 8));
-    reduce_wgrad_partials<T><<<blocks, threads, 0, stream>>>(reinterpret_cast<const float4*>(partials),
-                                                              static_cast<T*>(dw), quads, quads, plan.splits, alpha,
-                                                              beta);
+    const int64_t max_blocks = int64_t{sms} * 8;
+    if (channels == g.c) {
+      const int64_t quads = plan.slice_elements / 4;
+      const auto blocks = static_cast<unsigned int>(std::min<int64_t>((quads + threads - 1) / threads, max_blocks));
+      reduce_wgrad_partials<T><<<blocks, threads, 0, stream>>>(reinterpret_cast<const float4*>(partials),
+                                                                static_cast<T*>(dw), quads, quads, plan.splits,
+                                                                alpha, beta);
+    } else {
+      const int64_t elements = plan.slice_elements / g.c * channels;
+      const auto blocks = static_cast<unsigned int>(std::min<int64_t>((elements + threads - 1) / threads, max_blocks));
+      reduce_wgrad_partials_dropping_channels<T><<<blocks, threads, 0, stream>>>(
+          partials, static_cast<T*>(dw), elements, plan.slice_elements, plan.splits, channels, g.c, alpha, beta);
+    }
     check_cuda(cudaGetLastError(), "launching the split-K wgrad reduction");
   }
 };

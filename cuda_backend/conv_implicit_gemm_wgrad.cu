@@ -2,6 +2,8 @@
 //   "conv_bwd_filter_igemm_sm90_<tile>_<type>"          one CTA per dw tile
 //   "conv_bwd_filter_igemm_sm90_split_k_<tile>_<type>"  N*P*Q split over more CTAs
 //                                                       (conv_igemm_wgrad_split_k.cuh)
+//   "conv_bwd_filter_igemm_sm90_split_k_padded_c_<tile>_<type>"  C not a multiple of 8, zero
+//                                                       channels (conv_igemm_wgrad_padded.cuh)
 // dw = alpha * conv_backward_filter(x, dy) + beta * dw; fp16 or bf16 x, dy and dw, fp32
 // accumulation, 1-D and 2-D, packed NHWC x / KRSC dw / NPQK dy with C and K multiples of 8, one
 // group, cross-correlation, strides up to 8. Tiles: 128x64x64 (filters x channels x pixels) and
@@ -13,6 +15,7 @@
 #include "conv_igemm_kernels.hpp"
 #include "conv_igemm_wgrad_sm90.cuh"
 #include "conv_igemm_wave_model.hpp"
+#include "conv_igemm_wgrad_padded.cuh"
 #include "conv_igemm_wgrad_split_k.cuh"
 #include "cuda_context.hpp"
 #include "kernel_glue.hpp"
@@ -38,6 +41,8 @@ struct wgrad_choice;
     static constexpr const char* name = "conv_bwd_filter_igemm_sm90_" #tm "x" #tn "x64_" suffix;   \
     static constexpr const char* split_name =                                                      \
         "conv_bwd_filter_igemm_sm90_split_k_" #tm "x" #tn "x64_" suffix;                           \
+    static constexpr const char* padded_name =                                                     \
+        "conv_bwd_filter_igemm_sm90_split_k_padded_c_" #tm "x" #tn "x64_" suffix;                  \
   };
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_HALF, "f16", 128, 64)
 TESSERA_IGEMM_WGRAD_CHOICE(TSRP_DATA_BFLOAT16, "bf16", 128, 64)
@@ -141,6 +146,50 @@ struct split_k_wgrad_traits {
   }
 };
 
+template <typename Choice>
+struct padded_wgrad_traits {
+  using config = typename Choice::split_config;
+  using padded = igemm::padded_channels_wgrad<config, typename cuda_element<config::data_type>::type>;
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardFilterArgs;
+  static constexpr const char* name = Choice::padded_name;
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_FILTER;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "C not a multiple of 8 (3-channel stems) on the tensor cores: x staged with zero channels up to a multiple "
+      "of 8, the split-K implicit GEMM into fp32 partial sums, added in a fixed order keeping the real channels, "
+      "one rounding of dw; packed NHWC x, KRSC dw, NPQK dy; K a multiple of 8; 1-D and 2-D; deterministic";
+
+  static std::string support(const problem_type& p) {
+    const std::string why = padded::support(igemm::view_of(p), config::data_type);
+    if (!why.empty()) return why;
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    return {};
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.w) == 0) return 0;
+    return padded::workspace(igemm::view_of(p));
+  }
+
+  static double estimate_us(const problem_type& p) { return padded::estimate_us(igemm::view_of(p)); }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.w) == 0) return;
+    require_pointer(a.x, element_count(p.x), "x");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dw, element_count(p.w), "dw");
+    require_pointer(workspace, 1, "workspace");
+    igemm::require_tma_alignment(a.dy, "dy");  // x is staged: any alignment
+    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
+      throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (the staged x and the fp32 partial "
+                                                "sums need it)");
+    }
+    padded::run(igemm::view_of(p), a.x, a.dy, a.dw, a.alpha, a.beta, workspace, std::max(ctx.sm_count(), 1),
+                ctx.stream());
+  }
+};
+
 }  // namespace
 
 void add_conv_igemm_wgrad_kernels(kernel_list& out) {
@@ -148,6 +197,10 @@ void add_conv_igemm_wgrad_kernels(kernel_list& out) {
   out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
   out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 64, 64>>>());
   out.push_back(make_kernel<split_k_wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 64, 64>>>());
+  out.push_back(make_kernel<padded_wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
+  out.push_back(make_kernel<padded_wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
+  out.push_back(make_kernel<padded_wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 64, 64>>>());
+  out.push_back(make_kernel<padded_wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 64, 64>>>());
   out.push_back(make_kernel<wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 128, 64>>>());
   out.push_back(make_kernel<wgrad_traits<wgrad_choice<TSRP_DATA_BFLOAT16, 128, 64>>>());
   out.push_back(make_kernel<wgrad_traits<wgrad_choice<TSRP_DATA_HALF, 64, 64>>>());

@@ -55,6 +55,8 @@ const conv_shape k_shapes[] = {
   // 25 k-tiles (the last one partial) in splits of 9, 9 and 7 with 24 filters (a partial M tile).
   {"wgrad_split_many_pixels",    2, 4, 16, 16, 1, {24,24,0}, {3,3,0},   {1,1,0},   {1,1,0},   {1,1,0},   {1,1,0}},
   {"wgrad_split_uneven_tail",    2, 3, 8,  24, 1, {23,23,0}, {1,1,0},   {1,1,0},   {0,0,0},   {0,0,0},   {1,1,0}},
+  // A 3-channel stem with enough pixels for the CUDA zero-channel wgrad to split (36 k-tiles).
+  {"stem_c3_many_pixels",        2, 4, 3,  16, 1, {48,48,0}, {7,7,0},   {2,2,0},   {3,3,0},   {3,3,0},   {1,1,0}},
 };
 // clang-format on
 
