@@ -47,7 +47,8 @@ struct padded_channels_dgrad {
 
   static double estimate_us(const conv_view& v) {
     const nhwc_geometry gp = padded_geometry(v);
-    const double inner = gp.stride[0] == 1 && gp.stride[1] == 1 ? dgrad_estimate_us<Config>(gp) : strided::estimate_us(gp);
+    const bool unit = gp.stride[0] == 1 && gp.stride[1] == 1;
+    const double inner = unit ? dgrad_estimate_us<Config>(gp) : strided::estimate_us(gp);
     // dx' written and read back, dx read and written.
     return inner + (2.0 * dx_bytes(gp) + 2.0 * dx_bytes(gp) * v.x->dims[1] / gp.c) / 3.5e6;
   }

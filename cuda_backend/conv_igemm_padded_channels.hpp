@@ -32,7 +32,9 @@ inline int padded_channel_count(int c) { return (c + 7) / 8 * 8; }
 // the caller's x and w are packed channels-last; else why not, naming the argument.
 inline std::string padded_channels_support(const conv_view& v, int32_t element) {
   // The mode first, as common_support does, so that a flipped problem is declined for its mode.
-  if (v.mode != TSRP_CROSS_CORRELATION) return "flipped-filter (convolution) mode not supported: cross-correlation only";
+  if (v.mode != TSRP_CROSS_CORRELATION) {
+    return "flipped-filter (convolution) mode not supported: cross-correlation only";
+  }
   if (v.x->ndims < 3 || v.w->ndims < 3) return "x and w need a channel dim and at least one spatial dim";
   if (v.x->dims[1] % 8 == 0) return "C is a multiple of 8: the kernels without channel padding take it";
   if (v.x->dims[1] < 1 || v.x->dims[1] > (int64_t{1} << 20)) return "x's channels are outside what padding serves";
