@@ -168,6 +168,7 @@ struct padded_dgrad_traits {
     require_pointer(a.dx, element_count(p.x), "dx");
     require_pointer(workspace, 1, "workspace");
     igemm::require_tma_alignment(a.dy, "dy");  // w and dx are staged: any alignment
+    igemm::require_tma_alignment(workspace, "workspace");  // the staged w is a TMA operand
     padded::run(igemm::view_of(p), a.w, a.dy, a.dx, a.alpha, a.beta, workspace, std::max(ctx.sm_count(), 1),
                 ctx.stream());
   }
