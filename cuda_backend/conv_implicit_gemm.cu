@@ -48,6 +48,7 @@ void add_conv_implicit_gemm_kernels(kernel_list& out) {
   out.insert(out.end(), fused.begin(), fused.end());
   add_conv_igemm_dgrad_kernels(out);
   add_conv_igemm_wgrad_kernels(out);
+  add_conv_wgrad_small_c_kernels(out);
 }
 
 }  // namespace tessera::cuda
