@@ -48,6 +48,9 @@ const conv_shape k_conv_shapes[] = {
   {"one_d",                      1, 2, 5,  3,  1, {19,0,0},  {4,0,0},   {3,0,0},   {1,0,0},   {2,0,0},   {1,0,0}},
   {"unet3d",                     3, 1, 4,  4,  1, {6,7,5},   {3,3,3},   {1,1,1},   {1,1,1},   {1,1,1},   {1,1,1}},
   {"long_reduction",             2, 1, 96, 4,  1, {6,6,0},   {3,3,0},   {1,1,0},   {1,1,0},   {1,1,0},   {1,1,0}},
+  // Depthwise with 12 channels (not a multiple of 8: the CUDA kernel's element-wise path in fp16,
+  // its 4-wide path in fp32), mixed strides and dilations.
+  {"depthwise_odd_channels",     2, 2, 12, 12, 12,{11,10,0}, {3,3,0},   {1,2,0},   {2,1,0},   {2,1,0},   {2,1,0}},
 };
 // clang-format on
 
