@@ -46,6 +46,7 @@ void add_conv_implicit_gemm_kernels(kernel_list& out) {
   add_conv_igemm_space_to_depth_kernels(forward, fused);
   out.insert(out.end(), forward.begin(), forward.end());
   out.insert(out.end(), fused.begin(), fused.end());
+  add_conv_igemm_3d_kernels(out);
   add_conv_igemm_dgrad_kernels(out);
   add_conv_igemm_wgrad_kernels(out);
   add_conv_wgrad_small_c_kernels(out);

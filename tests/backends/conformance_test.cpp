@@ -51,6 +51,9 @@ const conv_shape k_conv_shapes[] = {
   // Depthwise with 12 channels (not a multiple of 8: the CUDA kernel's element-wise path in fp16,
   // its 4-wide path in fp32), mixed strides and dilations.
   {"depthwise_odd_channels",     2, 2, 12, 12, 12,{11,10,0}, {3,3,0},   {1,2,0},   {2,1,0},   {2,1,0},   {2,1,0}},
+  // 3-D with C and K multiples of 8 (the CUDA tensor-core 3-D kernel), unit and mixed strides.
+  {"unet3d_8_channels",          3, 2, 8,  16, 1, {6,7,5},   {3,3,3},   {1,1,1},   {1,1,1},   {1,1,1},   {1,1,1}},
+  {"conv3d_strided",             3, 1, 16, 8,  1, {9,8,7},   {3,3,1},   {2,1,2},   {1,1,0},   {1,0,0},   {1,1,1}},
 };
 // clang-format on
 
