@@ -1,18 +1,21 @@
-// Depthwise forward convolution over channels-last tensors (MobileNet's 3x3 layers), its own
-// kernel as cuDNN and MIOpen have one:
-//   "conv_fwd_depthwise_nhwc_<type>"   y = alpha * depthwise_conv(x, w) + beta * y
-// groups == C == K (one filter per channel), packed NHWC x and y, fp32/fp16/bf16 with fp32
+// Depthwise convolution over channels-last tensors (MobileNet's 3x3 layers), its own kernels as
+// cuDNN and MIOpen have them:
+//   "conv_fwd_depthwise_nhwc_<type>"        y = alpha * depthwise_conv(x, w) + beta * y
+//   "conv_bwd_data_depthwise_nhwc_<type>"   dx = alpha * its adjoint applied to dy + beta * dx
+// groups == C == K (one filter per channel), packed NHWC activations, fp32/fp16/bf16 with fp32
 // accumulation, any stride, padding and dilation, cross-correlation.
 //
-// Why its own kernel: the implicit GEMM needs dense channels (one group), and the direct kernel
-// (one thread per output element, filter read per element) ran MobileNet-v2's depthwise layers at
-// 0.08-0.6 of cuDNN's speed on the H200. Depthwise is memory-bound (9 multiply-adds per output
-// element for 3x3), so this kernel is about bytes: each thread owns 16 bytes of channels of one
-// output pixel, reads each tap's 16 bytes of x (neighbouring threads read neighbouring channel
-// chunks of the same pixel: coalesced, and the taps of neighbouring pixels overlap in L1), takes
-// the tap's weights from a [tap][channel] table the block stages in shared memory once, and
-// writes 16 bytes of y. Unaligned tensors or a C that is not a multiple of the vector width run
-// the same kernel one element at a time.
+// Why their own kernels: the implicit GEMM needs dense channels (one group), and the direct
+// kernel (one thread per output element, filter read per element) ran MobileNet-v2's depthwise
+// layers at 0.08-0.6 of cuDNN's speed on the H200. Depthwise is memory-bound (9 multiply-adds per
+// output element for 3x3), so these kernels are about bytes: each thread owns 16 bytes of channels
+// of one output pixel, reads each tap's 16 bytes of the input (neighbouring threads read
+// neighbouring channel chunks of the same pixel: coalesced, and the taps of neighbouring pixels
+// overlap in L1), takes the tap's weights from a [tap][channel] table the block stages in shared
+// memory once, and writes 16 bytes. Both directions are one loop over the taps; they differ only
+// in which input pixel a tap reads (forward: ih = oh * stride - pad + r * dilation; backward data:
+// the oh with oh * stride = h + pad - r * dilation, when it exists). Unaligned tensors or a C that
+// is not a multiple of the vector width run the same kernels one element at a time.
 #include "cuda_context.hpp"
 #include "element_types.cuh"
 #include "kernel_glue.hpp"
@@ -37,16 +40,38 @@ namespace {
 constexpr int threads = 256;
 constexpr size_t max_weight_table_bytes = 32 * 1024;  // shared memory for C * R * S weights
 
+// h, w: x's (dx's) extents; p, q: y's (dy's).
 struct depthwise_geometry {
   int n, h, w, c, r, s, p, q;
   int stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 };
 
-// Vec elements of T per thread (16 bytes, or 1 for the unaligned path).
-template <typename T, int Vec>
+enum class depthwise_direction { forward, backward_data };
+
+// The input coordinate that filter tap `tap` of output coordinate `out` reads along one dim, or -1.
+template <depthwise_direction Direction>
+__device__ __forceinline__ int depthwise_source(int out, int tap, int stride, int pad, int dilation, int extent) {
+  if constexpr (Direction == depthwise_direction::forward) {
+    const int in = out * stride - pad + tap * dilation;
+    return in >= 0 && in < extent ? in : -1;
+  } else {
+    const int scaled = out + pad - tap * dilation;  // = oh * stride for the dy row that reached `out`
+    if (scaled < 0 || scaled % stride != 0) return -1;
+    const int in = scaled / stride;
+    return in < extent ? in : -1;
+  }
+}
+
+// out = alpha * sum over taps of in[source] * w[tap] + beta * out, Vec elements of T per thread
+// (16 bytes, or 1 for the unaligned path). Forward: in = x, out = y; backward data: in = dy,
+// out = dx.
+template <typename T, int Vec, depthwise_direction Direction>
 __global__ void __launch_bounds__(threads)
-    conv_fwd_depthwise_nhwc(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
-                            const depthwise_geometry g, float alpha, float beta) {
+    conv_depthwise_nhwc(const T* __restrict__ in, const T* __restrict__ w, T* __restrict__ out_tensor,
+                        const depthwise_geometry g, float alpha, float beta) {
+  constexpr bool forward = Direction == depthwise_direction::forward;
+  const int out_h = forward ? g.p : g.h, out_w = forward ? g.q : g.w;
+  const int in_h = forward ? g.h : g.p, in_w = forward ? g.w : g.q;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* table = reinterpret_cast<T*>(shared_bytes);  // [tap][channel]
   const int taps = g.r * g.s;
@@ -57,23 +82,23 @@ __global__ void __launch_bounds__(threads)
   __syncthreads();
 
   const int vectors = g.c / Vec;
-  const int64_t items = int64_t{g.n} * g.p * g.q * vectors;
+  const int64_t items = int64_t{g.n} * out_h * out_w * vectors;
   for (int64_t item = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; item < items;
        item += int64_t{gridDim.x} * blockDim.x) {
     const int channel = static_cast<int>(item % vectors) * Vec;
     int64_t pixel = item / vectors;
-    const int ow = static_cast<int>(pixel % g.q);
-    pixel /= g.q;
-    const int oh = static_cast<int>(pixel % g.p);
-    const int n = static_cast<int>(pixel / g.p);
+    const int ow = static_cast<int>(pixel % out_w);
+    pixel /= out_w;
+    const int oh = static_cast<int>(pixel % out_h);
+    const int n = static_cast<int>(pixel / out_h);
     float acc[Vec] = {};
     for (int r = 0; r < g.r; ++r) {
-      const int ih = oh * g.stride_h - g.pad_h + r * g.dilation_h;
-      if (ih < 0 || ih >= g.h) continue;
-      const T* row = x + (int64_t{n} * g.h + ih) * g.w * g.c + channel;
+      const int ih = depthwise_source<Direction>(oh, r, g.stride_h, g.pad_h, g.dilation_h, in_h);
+      if (ih < 0) continue;
+      const T* row = in + (int64_t{n} * in_h + ih) * in_w * g.c + channel;
       for (int s = 0; s < g.s; ++s) {
-        const int iw = ow * g.stride_w - g.pad_w + s * g.dilation_w;
-        if (iw < 0 || iw >= g.w) continue;
+        const int iw = depthwise_source<Direction>(ow, s, g.stride_w, g.pad_w, g.dilation_w, in_w);
+        if (iw < 0) continue;
         T xs[Vec], ws[Vec];
         const T* weights = table + (r * g.s + s) * g.c + channel;
         if constexpr (Vec * sizeof(T) == 16) {
@@ -92,7 +117,7 @@ __global__ void __launch_bounds__(threads)
         for (int v = 0; v < Vec; ++v) acc[v] = fmaf(to_float(xs[v]), to_float(ws[v]), acc[v]);
       }
     }
-    T* out = y + item * Vec;
+    T* out = out_tensor + item * Vec;
     if constexpr (Vec * sizeof(T) == 16) {
       T result[Vec];
       if (beta != 0.0f) {
@@ -112,22 +137,55 @@ __global__ void __launch_bounds__(threads)
 }
 
 template <int32_t DataType>
-struct depthwise_choice;
+struct depthwise_element;
 template <>
-struct depthwise_choice<TSRP_DATA_FLOAT> {
+struct depthwise_element<TSRP_DATA_FLOAT> {
   using type = float;
-  static constexpr const char* name = "conv_fwd_depthwise_nhwc_f32";
 };
 template <>
-struct depthwise_choice<TSRP_DATA_HALF> {
+struct depthwise_element<TSRP_DATA_HALF> {
   using type = __half;
-  static constexpr const char* name = "conv_fwd_depthwise_nhwc_f16";
 };
 template <>
-struct depthwise_choice<TSRP_DATA_BFLOAT16> {
+struct depthwise_element<TSRP_DATA_BFLOAT16> {
   using type = __nv_bfloat16;
-  static constexpr const char* name = "conv_fwd_depthwise_nhwc_bf16";
 };
+
+// Per direction: the registry's operation and args, and which tensors are read and written.
+template <depthwise_direction Direction>
+struct depthwise_op;
+template <>
+struct depthwise_op<depthwise_direction::forward> {
+  using args_type = tsrpConvolutionForwardArgs;
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_FORWARD;
+  static const void* input(const args_type& a) { return a.x; }
+  static void* output(const args_type& a) { return a.y; }
+  static const tsrpTensor& input_tensor(const tsrpConvolutionProblem& p) { return p.x; }
+  static const tsrpTensor& output_tensor(const tsrpConvolutionProblem& p) { return p.y; }
+  static constexpr const char* input_name = "x";
+  static constexpr const char* output_name = "y";
+};
+template <>
+struct depthwise_op<depthwise_direction::backward_data> {
+  using args_type = tsrpConvolutionBackwardDataArgs;
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_DATA;
+  static const void* input(const args_type& a) { return a.dy; }
+  static void* output(const args_type& a) { return a.dx; }
+  static const tsrpTensor& input_tensor(const tsrpConvolutionProblem& p) { return p.y; }
+  static const tsrpTensor& output_tensor(const tsrpConvolutionProblem& p) { return p.x; }
+  static constexpr const char* input_name = "dy";
+  static constexpr const char* output_name = "dx";
+};
+
+template <int32_t DataType, depthwise_direction Direction>
+constexpr const char* depthwise_name() {
+  constexpr bool forward = Direction == depthwise_direction::forward;
+  switch (DataType) {
+    case TSRP_DATA_HALF: return forward ? "conv_fwd_depthwise_nhwc_f16" : "conv_bwd_data_depthwise_nhwc_f16";
+    case TSRP_DATA_BFLOAT16: return forward ? "conv_fwd_depthwise_nhwc_bf16" : "conv_bwd_data_depthwise_nhwc_bf16";
+    default: return forward ? "conv_fwd_depthwise_nhwc_f32" : "conv_bwd_data_depthwise_nhwc_f32";
+  }
+}
 
 depthwise_geometry geometry_of(const tsrpConvolutionProblem& p) {
   depthwise_geometry g{};
@@ -148,19 +206,22 @@ depthwise_geometry geometry_of(const tsrpConvolutionProblem& p) {
   return g;
 }
 
-template <int32_t DataType>
+template <int32_t DataType, depthwise_direction Direction>
 struct depthwise_traits {
-  using T = typename depthwise_choice<DataType>::type;
+  using T = typename depthwise_element<DataType>::type;
+  using op = depthwise_op<Direction>;
   static constexpr int vector = 16 / sizeof(T);
   using problem_type = tsrpConvolutionProblem;
-  using args_type = tsrpConvolutionForwardArgs;
-  static constexpr const char* name = depthwise_choice<DataType>::name;
-  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_FORWARD;
+  using args_type = typename op::args_type;
+  static constexpr const char* name = depthwise_name<DataType, Direction>();
+  static constexpr int32_t operation = op::operation;
   static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
   static constexpr const char* notes =
-      "depthwise (groups == C == K) over packed NHWC x and y, 16 bytes of channels per thread, the filter "
+      "depthwise (groups == C == K) over packed NHWC activations, 16 bytes of channels per thread, the filter "
       "staged in shared memory, fp32 accumulation in tap order, one rounding; any stride, padding and "
       "dilation; 2-D; deterministic";
+
+  static constexpr bool forward = Direction == depthwise_direction::forward;
 
   static std::string support(const problem_type& p) {
     if (p.mode != TSRP_CROSS_CORRELATION) {
@@ -189,8 +250,8 @@ struct depthwise_traits {
       return "not depthwise: needs groups == C == K with one input channel per filter (groups " +
              std::to_string(p.groups) + ", C " + std::to_string(c) + ", K " + std::to_string(p.w.dims[0]) + ")";
     }
-    if (!is_packed_channels_last(p.x)) return "x is not packed channels-last (NHWC)";
-    if (!is_packed_channels_last(p.y)) return "y is not packed channels-last (NHWC)";
+    if (!is_packed_channels_last(p.x)) return std::string(forward ? "x" : "dx") + " is not packed channels-last";
+    if (!is_packed_channels_last(p.y)) return std::string(forward ? "y" : "dy") + " is not packed channels-last";
     // w is K x 1 x R x S: packed channel-major whether its tag says NCHW or NHWC.
     if (p.w.dims[0] > 1 && p.w.strides[0] != p.w.dims[2] * p.w.dims[3]) return "w is not packed";
     if (p.w.dims[3] > 1 && p.w.strides[3] != 1) return "w is not packed";
@@ -205,44 +266,55 @@ struct depthwise_traits {
     return {};
   }
 
-  // Memory-bound: x once (neighbouring pixels' taps from cache), y written (and read with beta).
+  // Memory-bound: the input once (neighbouring pixels' taps from cache), the output written (and
+  // read with beta).
   static double estimate_us(const problem_type& p) {
-    const double bytes = double(element_count(p.x) + 2 * element_count(p.y)) * sizeof(T);
+    const double bytes = double(element_count(op::input_tensor(p)) + 2 * element_count(op::output_tensor(p))) *
+                         sizeof(T);
     return bytes / 3.0e6 + 4.0;
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void*, size_t) {
-    if (element_count(p.y) == 0) return;
-    require_pointer(a.x, element_count(p.x), "x");
+    const tsrpTensor& out_t = op::output_tensor(p);
+    if (element_count(out_t) == 0) return;
+    const void* in_data = op::input(a);
+    void* out_data = op::output(a);
+    require_pointer(in_data, element_count(op::input_tensor(p)), op::input_name);
     require_pointer(a.w, element_count(p.w), "w");
-    require_pointer(a.y, element_count(p.y), "y");
+    require_pointer(out_data, element_count(out_t), op::output_name);
     const depthwise_geometry g = geometry_of(p);
     const size_t table_bytes = size_t(g.c) * g.r * g.s * sizeof(T);
-    const bool aligned = g.c % vector == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
-                         reinterpret_cast<uintptr_t>(a.y) % 16 == 0;
+    const bool aligned = g.c % vector == 0 && reinterpret_cast<uintptr_t>(in_data) % 16 == 0 &&
+                         reinterpret_cast<uintptr_t>(out_data) % 16 == 0;
     const int per_thread = aligned ? vector : 1;
-    const int64_t items = int64_t{g.n} * g.p * g.q * (g.c / per_thread);
+    const int64_t items = element_count(out_t) / per_thread;
     const auto cap = static_cast<unsigned int>(std::max(ctx.sm_count(), 1) * 16);  // grid-stride beyond
     const unsigned int blocks = std::min(cuda_context::share_blocks(items, threads), cap);
-    const T* x = static_cast<const T*>(a.x);
+    const T* in = static_cast<const T*>(in_data);
     const T* w = static_cast<const T*>(a.w);
-    T* y = static_cast<T*>(a.y);
+    T* out = static_cast<T*>(out_data);
     if (aligned) {
-      conv_fwd_depthwise_nhwc<T, vector>
-          <<<blocks, threads, table_bytes, ctx.stream()>>>(x, w, y, g, a.alpha, a.beta);
+      conv_depthwise_nhwc<T, vector, Direction>
+          <<<blocks, threads, table_bytes, ctx.stream()>>>(in, w, out, g, a.alpha, a.beta);
     } else {
-      conv_fwd_depthwise_nhwc<T, 1><<<blocks, threads, table_bytes, ctx.stream()>>>(x, w, y, g, a.alpha, a.beta);
+      conv_depthwise_nhwc<T, 1, Direction>
+          <<<blocks, threads, table_bytes, ctx.stream()>>>(in, w, out, g, a.alpha, a.beta);
     }
-    check_cuda(cudaGetLastError(), "launching conv_fwd_depthwise_nhwc");
+    check_cuda(cudaGetLastError(), "launching the depthwise NHWC kernel");
   }
 };
 
 }  // namespace
 
 void add_conv_depthwise_kernels(kernel_list& out) {
-  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_HALF>>());
-  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_BFLOAT16>>());
-  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_FLOAT>>());
+  constexpr auto fwd = depthwise_direction::forward;
+  constexpr auto bwd = depthwise_direction::backward_data;
+  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_HALF, fwd>>());
+  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_BFLOAT16, fwd>>());
+  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_FLOAT, fwd>>());
+  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_HALF, bwd>>());
+  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_BFLOAT16, bwd>>());
+  out.push_back(make_kernel<depthwise_traits<TSRP_DATA_FLOAT, bwd>>());
 }
 
 }  // namespace tessera::cuda

@@ -72,7 +72,7 @@ tsrpStatus_t entry(const tsrpHostOffer* offer, tsrpPluginDesc* desc) {
   static const kernel_list kernels = [] {
     kernel_list list;
     add_conv_implicit_gemm_kernels(list);  // tensor-core kernels first: tried before the direct one
-    add_conv_depthwise_kernels(list);      // before the direct kernel, which takes any grouping
+    add_conv_depthwise_kernels(list);      // before the direct kernels, which take any grouping
     list.push_back(conv_fwd_direct_kernel());
     add_conv_fused_kernels(list);
     add_conv_backward_kernels(list);

@@ -57,6 +57,9 @@ const conv_shape k_shapes[] = {
   {"wgrad_split_uneven_tail",    2, 3, 8,  24, 1, {23,23,0}, {1,1,0},   {1,1,0},   {0,0,0},   {0,0,0},   {1,1,0}},
   // A 3-channel stem with enough pixels for the CUDA zero-channel wgrad to split (36 k-tiles).
   {"stem_c3_many_pixels",        2, 4, 3,  16, 1, {48,48,0}, {7,7,0},   {2,2,0},   {3,3,0},   {3,3,0},   {1,1,0}},
+  // Depthwise with 12 channels, mixed strides and dilations (the CUDA depthwise backward data,
+  // element-wise in fp16, 4-wide in fp32).
+  {"depthwise_odd_channels",     2, 2, 12, 12, 12,{11,10,0}, {3,3,0},   {1,2,0},   {2,1,0},   {2,1,0},   {2,1,0}},
 };
 // clang-format on
 
