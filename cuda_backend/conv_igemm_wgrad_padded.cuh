@@ -43,7 +43,7 @@ struct padded_channels_wgrad {
 
   static double estimate_us(const conv_view& v) {
     const nhwc_geometry gp = padded_geometry(v);
-    const int splits = plan_wgrad_split<Config>(gp, 132).splits;
+    const int splits = plan_wgrad_split<Config>(gp, model_sms).splits;
     return wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k,
                             wgrad_work(gp, Config::tile_n, Config::tile_k, splits, true)) +
            3.0 * x_bytes(gp) / 3.5e6;  // x' written and read back, x read

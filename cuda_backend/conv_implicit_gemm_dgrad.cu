@@ -135,7 +135,7 @@ struct strided_dgrad_traits {
 template <typename Choice>
 struct padded_dgrad_traits {
   using config = typename Choice::config;
-  using padded = igemm::padded_channels_dgrad<config, typename cuda_element<config::data_type>::type>;
+  using padded = igemm::padded_channels_dgrad<config, typename igemm::cuda_element<config::data_type>::type>;
   using problem_type = tsrpConvolutionProblem;
   using args_type = tsrpConvolutionBackwardDataArgs;
   static constexpr const char* name = Choice::padded_name;

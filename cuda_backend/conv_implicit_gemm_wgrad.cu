@@ -149,7 +149,7 @@ struct split_k_wgrad_traits {
 template <typename Choice>
 struct padded_wgrad_traits {
   using config = typename Choice::split_config;
-  using padded = igemm::padded_channels_wgrad<config, typename cuda_element<config::data_type>::type>;
+  using padded = igemm::padded_channels_wgrad<config, typename igemm::cuda_element<config::data_type>::type>;
   using problem_type = tsrpConvolutionProblem;
   using args_type = tsrpConvolutionBackwardFilterArgs;
   static constexpr const char* name = Choice::padded_name;
