@@ -167,8 +167,12 @@ __global__ void __launch_bounds__(row_max_threads)
 // current row's statistics, so a row's load latency hides behind the previous row's arithmetic.
 // The row is kept as raw 16-byte words (4 registers each) and widened again in each pass.
 // Launched with warp_rows rows per warp: short blocks, which the hardware balances to the end.
-template <typename T, int V, bool Rms>
-__global__ void __launch_bounds__(warp_row_threads)
+// Prefetch = false (the default) keeps loads in flight the other way: no next row in registers,
+// so it fits 64 registers (4 blocks of 256 per SM rather than 3 at the 78-88 the prefetching form
+// takes) and more warps wait on their own row instead. H200, 65536 x 1024 fp16 (night run 2 of
+// 2026-12-03): 3.15 TB/s against 2.69 with the prefetch. TESSERA_CUDA_LNORM_PREFETCH=1 restores it.
+template <typename T, int V, bool Rms, bool Prefetch>
+__global__ void __launch_bounds__(warp_row_threads, Prefetch ? 1 : 4)
     norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
                            const float* bias, float* mean_out, float* inv_out) {
   constexpr int words = warp_row_elements / V;
@@ -177,9 +181,9 @@ __global__ void __launch_bounds__(warp_row_threads)
   const int nvec = g.inner / V;
   const float inv_inner = 1.0f / static_cast<float>(g.inner);
   int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  norm_word<T, V> current[words], next[words];
+  norm_word<T, V> current[words], next[Prefetch ? words : 1];
   int64_t base[norm_slots] = {0, 0, 0}, next_base[norm_slots] = {0, 0, 0};
-  if (row < g.rows) {
+  if (Prefetch && row < g.rows) {
     g.outer.offsets(row, base);
 #pragma unroll
     for (int i = 0; i < words; ++i)
@@ -187,12 +191,19 @@ __global__ void __launch_bounds__(warp_row_threads)
   }
   // The trip count is the same for the 32 lanes of a warp: the shuffles see every lane.
   for (; row < g.rows; row += warps) {
-    const int64_t following = row + warps;
-    if (following < g.rows) {
-      g.outer.offsets(following, next_base);
+    if constexpr (Prefetch) {
+      const int64_t following = row + warps;
+      if (following < g.rows) {
+        g.outer.offsets(following, next_base);
+#pragma unroll
+        for (int i = 0; i < words; ++i)
+          if (lane + 32 * i < nvec) next[i] = load_word<T, V>(x + next_base[0] + static_cast<int64_t>(lane + 32 * i) * V);
+      }
+    } else {
+      g.outer.offsets(row, base);
 #pragma unroll
       for (int i = 0; i < words; ++i)
-        if (lane + 32 * i < nvec) next[i] = load_word<T, V>(x + next_base[0] + static_cast<int64_t>(lane + 32 * i) * V);
+        if (lane + 32 * i < nvec) current[i] = load_word<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V);
     }
     float mean = 0.0f, inv;
     if constexpr (Rms) {
@@ -258,10 +269,12 @@ __global__ void __launch_bounds__(warp_row_threads)
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
     }
+    if constexpr (Prefetch) {
 #pragma unroll
-    for (int i = 0; i < words; ++i) current[i] = next[i];
+      for (int i = 0; i < words; ++i) current[i] = next[i];
 #pragma unroll
-    for (int k = 0; k < norm_slots; ++k) base[k] = next_base[k];
+      for (int k = 0; k < norm_slots; ++k) base[k] = next_base[k];
+    }
   }
 }
 
@@ -790,9 +803,16 @@ template <typename T, int V, bool Rms>
 void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
   // TESSERA_CUDA_LNORM_ROWS_PER_WARP overrides warp_rows, to measure (launch_overrides.hpp).
   static const int rows_per_warp = launch_override("TESSERA_CUDA_LNORM_ROWS_PER_WARP", warp_rows, 1, 1 << 16);
+  // TESSERA_CUDA_LNORM_PREFETCH=1 runs the form with the next row's prefetch (fewer blocks per SM).
+  static const bool prefetch = launch_override("TESSERA_CUDA_LNORM_PREFETCH", 0, 0, 1) != 0;
   const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
-  norm_rows_forward_warp<T, V, Rms><<<blocks, warp_row_threads, 0, ctx.stream()>>>(static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale,
-                                                        q.bias, q.mean_out, q.inv_out);
+  if (prefetch) {
+    norm_rows_forward_warp<T, V, Rms, true><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
+        static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale, q.bias, q.mean_out, q.inv_out);
+  } else {
+    norm_rows_forward_warp<T, V, Rms, false><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
+        static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale, q.bias, q.mean_out, q.inv_out);
+  }
 }
 
 template <typename T, bool Rms>
