@@ -152,14 +152,6 @@ __device__ __forceinline__ max_exp_sum max_exp_empty() { return {-INFINITY, 0.0f
 // softmax of it divides 0 by 0: NaN, as the definition gives.
 __device__ __forceinline__ float exp_below(float v, float max) { return max == -INFINITY ? 0.0f : expf(v - max); }
 
-// exp(v - max) through the SFU (ex2.approx of (v - max) * log2(e)): about 2 ulp of fp32 plus
-// |v - max| * 2^-24 relative from the scaling, far below the 2^-11 (fp16) or 2^-8 (bf16) of a
-// 16-bit output, for 2 instructions where expf takes about ten (a 1,024-element row forms 1,024
-// of them per 4 KB of traffic).
-__device__ __forceinline__ float exp_below_approx(float v, float max) {
-  return max == -INFINITY ? 0.0f : __expf(v - max);
-}
-
 // Both sums rescaled to the larger max. The products are rounded before the add (no fma
 // contraction), so merge(a, b) and merge(b, a) give the same bits.
 __device__ __forceinline__ max_exp_sum max_exp_merge(const max_exp_sum& a, const max_exp_sum& b) {

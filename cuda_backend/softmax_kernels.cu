@@ -106,35 +106,8 @@ __device__ __forceinline__ float grad_value(float y, float dy, float sum, bool l
 // Blocks (tpr, warp_block_threads / tpr): threadIdx.y picks the row, tpr lanes (a power of two up
 // to 32) share it, lane tx holding vectors tx, tx + tpr, ... Grid-stride over groups of rows; the
 // trip count is uniform across the block, so every lane reaches the shuffles.
-// How the forward row kernel holds a row and forms exp(x - max); TESSERA_CUDA_SOFTMAX_ROW_FORM
-// picks one, to measure (launch_overrides.hpp):
-//   floats_expf       the row widened to floats once, exp(x - max) by expf, kept for the output;
-//   floats_fast_exp   the same with the SFU exponential for 16-bit data (exp_below_approx says
-//                     why that is exact enough there; fp32 keeps expf);
-//   words_fast_exp    the row kept as the raw words it was loaded as (a 1024-element fp16 row is
-//                     16 registers a lane, not 32 floats), widened again in each of the three
-//                     passes and the exponential formed again for the output: 48 registers
-//                     rather than 78, 5 blocks of 256 per SM rather than 3, twice the SFU work.
-enum row_form : int { floats_expf = 0, floats_fast_exp = 1, words_fast_exp = 2 };
-
-template <typename T, int Form>
-__device__ __forceinline__ float row_exp(float v, float max) {
-  if constexpr (Form != floats_expf && sizeof(T) == 2) {
-    return exp_below_approx(v, max);
-  } else {
-    return exp_below(v, max);
-  }
-}
-
-// words_fast_exp at most 64 registers (4 blocks per SM), except the unvectorized fp32 row (V = 1,
-// expf on 32 words), which spills there; the float forms as they compile (78 registers).
-template <typename T, int V, int Form>
-constexpr int softmax_row_min_blocks() {
-  return Form == words_fast_exp && !(sizeof(T) == 4 && V == 1) ? 4 : 1;
-}
-
-template <typename T, int V, int Items, int Form>
-__global__ void __launch_bounds__(warp_block_threads, softmax_row_min_blocks<T, V, Form>())
+template <typename T, int V, int Items>
+__global__ void __launch_bounds__(warp_block_threads)
     softmax_fwd_rows_warp_kernel(const T* __restrict__ x, T* __restrict__ y, rows_params g) {
   const int tx = threadIdx.x, tpr = blockDim.x;
   const int nvec = static_cast<int>(g.length / V);
@@ -146,82 +119,41 @@ __global__ void __launch_bounds__(warp_block_threads, softmax_row_min_blocks<T, 
     int64_t base[sm_slots] = {0, 0, 0};
     if (live) g.outer.offsets(row, base);
     const T* xr = x + base[0];
-    if constexpr (Form == words_fast_exp) {
-      norm_word<T, V> raw[Items];
-      float max = -INFINITY;
+    float v[Items][V];
+    float max = -INFINITY;
 #pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        const int vec = tx + i * tpr;
-        if (live && vec < nvec) {
-          raw[i] = load_word<T, V>(xr + vec * V);
-          float v[V];
-          unpack_floats<T, V>(raw[i], v);
+    for (int i = 0; i < Items; ++i) {
+      const int vec = tx + i * tpr;
+      if (live && vec < nvec) {
+        load_floats<T, V>(xr + vec * V, v[i]);
+      } else {
 #pragma unroll
-          for (int j = 0; j < V; ++j) max = fmaxf(max, v[j]);
-        }
+        for (int j = 0; j < V; ++j) v[i][j] = -INFINITY;  // padding: adds exp(-inf) = 0
       }
-      max = group_max_all(max, tpr);
-      float sum = 0.0f;
 #pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        if (live && tx + i * tpr < nvec) {  // lanes past the row add nothing (exp(-inf) = 0)
-          float v[V];
-          unpack_floats<T, V>(raw[i], v);
+      for (int j = 0; j < V; ++j) max = fmaxf(max, v[i][j]);
+    }
+    max = group_max_all(max, tpr);
+    float sum = 0.0f;
 #pragma unroll
-          for (int j = 0; j < V; ++j) sum += row_exp<T, Form>(v[j], max);
-        }
+    for (int i = 0; i < Items; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const float e = exp_below(v[i][j], max);
+        sum += e;
+        if (!log) v[i][j] = e;
       }
-      sum = group_sum_all(sum, tpr);
-      if (!live) continue;
-      const float scale = softmax_scale(sum, log);
+    sum = group_sum_all(sum, tpr);
+    if (!live) continue;
+    const float scale = softmax_scale(sum, log);
 #pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        const int vec = tx + i * tpr;
-        if (vec < nvec) {
-          float out[V];
-          unpack_floats<T, V>(raw[i], out);
+    for (int i = 0; i < Items; ++i) {
+      const int vec = tx + i * tpr;
+      if (vec < nvec) {
+        float out[V];
 #pragma unroll
-          for (int j = 0; j < V; ++j) out[j] = log ? (out[j] - max) - scale : row_exp<T, Form>(out[j], max) * scale;
-          store_floats_blended<T, V>(y + base[2] + vec * V, out, g.alpha, g.beta);
-        }
-      }
-    } else {
-      float v[Items][V];
-      float max = -INFINITY;
-#pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        const int vec = tx + i * tpr;
-        if (live && vec < nvec) {
-          load_floats<T, V>(xr + vec * V, v[i]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < V; ++j) v[i][j] = -INFINITY;  // padding: adds exp(-inf) = 0
-        }
-#pragma unroll
-        for (int j = 0; j < V; ++j) max = fmaxf(max, v[i][j]);
-      }
-      max = group_max_all(max, tpr);
-      float sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i < Items; ++i)
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const float e = row_exp<T, Form>(v[i][j], max);
-          sum += e;
-          if (!log) v[i][j] = e;
-        }
-      sum = group_sum_all(sum, tpr);
-      if (!live) continue;
-      const float scale = softmax_scale(sum, log);
-#pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        const int vec = tx + i * tpr;
-        if (vec < nvec) {
-          float out[V];
-#pragma unroll
-          for (int j = 0; j < V; ++j) out[j] = log ? (v[i][j] - max) - scale : v[i][j] * scale;
-          store_floats_blended<T, V>(y + base[2] + vec * V, out, g.alpha, g.beta);
-        }
+        for (int j = 0; j < V; ++j) out[j] = log ? (v[i][j] - max) - scale : v[i][j] * scale;
+        store_floats_blended<T, V>(y + base[2] + vec * V, out, g.alpha, g.beta);
       }
     }
   }
@@ -810,8 +742,6 @@ void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind
     // 78-register blocks (the last wave partly alone) at 50 % of the DRAM peak (ncu, H200,
     // 2026-12-03). TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM=n restores a cap of n per SM, to measure.
     static const int blocks_per_sm = launch_override("TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM", 0, 0, 1 << 16);
-    static const int row_form_choice =
-        launch_override("TESSERA_CUDA_SOFTMAX_ROW_FORM", floats_fast_exp, floats_expf, words_fast_exp);
     const unsigned int wanted = cuda_context::share_blocks(d.rows, block.y);
     const unsigned int blocks =
         blocks_per_sm > 0 ? static_cast<unsigned int>(std::min<int64_t>(wanted, int64_t{sms} * blocks_per_sm)) : wanted;
@@ -821,17 +751,8 @@ void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind
         softmax_bwd_rows_warp_kernel<T, V, Items><<<blocks, block, 0, ctx.stream()>>>(
             static_cast<const T*>(q.in), static_cast<const T*>(q.dy), static_cast<T*>(q.out), g);
       } else {
-        const auto forward = [&](auto form_tag) {
-          softmax_fwd_rows_warp_kernel<T, V, Items, decltype(form_tag)::value><<<blocks, block, 0, ctx.stream()>>>(
-              static_cast<const T*>(q.in), static_cast<T*>(q.out), g);
-        };
-        if (row_form_choice == floats_expf) {
-          forward(std::integral_constant<int, floats_expf>{});
-        } else if (row_form_choice == words_fast_exp) {
-          forward(std::integral_constant<int, words_fast_exp>{});
-        } else {
-          forward(std::integral_constant<int, floats_fast_exp>{});
-        }
+        softmax_fwd_rows_warp_kernel<T, V, Items><<<blocks, block, 0, ctx.stream()>>>(
+            static_cast<const T*>(q.in), static_cast<T*>(q.out), g);
       }
     };
     if (shape.second == warp_short_elements) {

@@ -250,9 +250,9 @@ if has variants; then
   }
   # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
-  # the afternoon), lnorm_prefetch (the forward row kernel with or without the next row's
-  # prefetch) and softmax_form (how the forward row kernel holds a row and forms its exponentials).
-  want() { [[ " ${VARIANTS:-lnorm_prefetch softmax_form} " == *" $1 "* ]]; }
+  # the afternoon) and lnorm_prefetch (the forward row kernel with or without the next row's
+  # prefetch; decided in the night's run 2: without).
+  want() { [[ " ${VARIANTS:-lnorm_prefetch} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
     test_variant TESSERA_CUDA_BN_ROWS_PER_THREAD 4 bn_rows_per_thread '*BatchNorm*/cuda'
@@ -268,11 +268,6 @@ if has variants; then
   if want lnorm_prefetch; then
     time_variants TESSERA_CUDA_LNORM_PREFETCH "1 0" lnorm_prefetch '--lnorm'
     test_variant TESSERA_CUDA_LNORM_PREFETCH 1 lnorm_prefetch '*LayerNorm*/cuda:*RmsNorm*/cuda'
-  fi
-  if want softmax_form; then
-    time_variants TESSERA_CUDA_SOFTMAX_ROW_FORM "0 1 2" softmax_row_form '--softmax'
-    test_variant TESSERA_CUDA_SOFTMAX_ROW_FORM 0 softmax_row_form '*Softmax*/cuda'
-    test_variant TESSERA_CUDA_SOFTMAX_ROW_FORM 2 softmax_row_form '*Softmax*/cuda'
   fi
 fi
 
