@@ -40,6 +40,13 @@ template <>
 struct cutlass_element<TSRP_DATA_BFLOAT16> {
   using type = cutlass::bfloat16_t;
 };
+// fp32 operands: CUTLASS's sm90 builders select the TF32 wgmma for float A and B (the top 19
+// bits of each value; both operands must be K-major, which only the forward's x and w are). Only
+// the forward offers it, and only where the handle's math mode allows TF32 (fprop_support).
+template <>
+struct cutlass_element<TSRP_DATA_FLOAT> {
+  using type = float;
+};
 
 // The CUDA type of the same storage type, for the kernels of our own around CUTLASS's (the
 // strided dgrad's gather and scaling, the split-K wgrad's reduction).

@@ -64,6 +64,19 @@ struct as_given_layout {
   }
 };
 
+// fp32 x, w and y on the TF32 tensor cores (only under TSR_MATH_ALLOW_TF32): the caller's tensors
+// as given; what differs is what users are told about the numbers.
+struct as_given_tf32_layout : as_given_layout {
+  static constexpr const char* forward_notes =
+      "implicit GEMM on sm90 TF32 tensor cores (CUTLASS TMA + wgmma collectives): fp32 x and w enter the "
+      "multiplies with 10-bit mantissas, fp32 accumulation, fp32 y; only under TSR_MATH_ALLOW_TF32; packed NHWC "
+      "x, KRSC w, NPQK y; C and K multiples of 8; 1-D and 2-D; deterministic";
+  static constexpr const char* fused_notes =
+      "implicit GEMM on sm90 TF32 tensor cores with bias, residual and activation in the fp32 epilogue; fp32 x "
+      "and w enter the multiplies with 10-bit mantissas; only under TSR_MATH_ALLOW_TF32; packed NHWC x, KRSC w, "
+      "NPQK y and z; C and K multiples of 8; 1-D and 2-D; deterministic";
+};
+
 // Checks of the forward problem shared by both operations: the layout's own, then the TMA
 // im2col window over the operand CUTLASS walks, then CUTLASS's can_implement.
 template <typename Choice>
@@ -72,6 +85,10 @@ std::string fprop_support(const conv_view& v) {
   using layout = typename Choice::layout;
   std::string why = layout::support(v, config::data_type);
   if (!why.empty()) return why;
+  if (config::data_type == TSRP_DATA_FLOAT && v.math_mode != TSRP_MATH_ALLOW_TF32) {
+    return "fp32 x, w and y run on the TF32 tensor cores only when the handle's math mode is TSR_MATH_ALLOW_TF32 "
+           "(tsrSetMathMode); exact fp32 runs on the direct kernels";
+  }
   if (element_count(*v.y) == 0) return {};  // nothing to compute; run() returns at once
   const nhwc_geometry g = layout::geometry(v);
   // TMA walks x from corner -pad_before to pad_after - (filter - 1) * dilation past its end.
@@ -89,7 +106,8 @@ template <typename Choice>
 double fprop_estimate_us(const conv_view& v) {
   using config = typename Choice::config;
   using layout = typename Choice::layout;
-  const gemm_work work = fprop_work(layout::geometry(v), config::tile_k, double(layout::staging_bytes(v)));
+  gemm_work work = fprop_work(layout::geometry(v), config::tile_k, double(layout::staging_bytes(v)));
+  work.element_bytes = config::data_type == TSRP_DATA_FLOAT ? 4 : 2;
   return wave_estimate_us(config::tile_m, config::tile_n, config::tile_k, work);
 }
 

@@ -22,6 +22,9 @@ struct gemm_work {
   bool fp32_partials = false;   // the split-K path: partial sums through memory, then a reduction
   double partial_elements = 0;  // elements of one partial sum (the output) when fp32_partials
   double staging_bytes = 0;     // operand copies made before the GEMM (written and read)
+  // Bytes per operand and output element: 2 (fp16/bf16), or 4 for fp32 on the TF32 tensor cores,
+  // whose dense rate is half of fp16's per clock.
+  int element_bytes = 2;
 };
 
 constexpr int model_sms = 132;  // the H200 SXM the model is calibrated on
@@ -37,9 +40,10 @@ inline double wave_estimate_us(int tile_m, int tile_n, int tile_k, const gemm_wo
   const double tiles = std::ceil(w.m / tile_m) * std::ceil(w.n / tile_n);
   const double waves = std::ceil(tiles * splits / sms);
   const double k_per_cta = std::ceil(w.k_iterations / splits);
-  const double mma_us = 2.0 * tile_m * tile_n * tile_k / (mma_flop_per_us * mma_efficiency);
-  const double load_us = 2.0 * (tile_m + tile_n) * tile_k / l2_bytes_per_us;
-  const double store_us = 2.0 * tile_m * tile_n / (dram_bytes_per_us / sms);
+  const double bytes = w.element_bytes;
+  const double mma_us = 2.0 * tile_m * tile_n * tile_k / (mma_flop_per_us * mma_efficiency) * (bytes / 2.0);
+  const double load_us = bytes * (tile_m + tile_n) * tile_k / l2_bytes_per_us;
+  const double store_us = bytes * tile_m * tile_n / (dram_bytes_per_us / sms);
   double us = waves * (k_per_cta * std::max(mma_us, load_us) + store_us) + 2.0 * w.staging_bytes / dram_bytes_per_us;
   // Each split writes its fp32 partials and the reduction reads them all back: 8 bytes per element.
   if (w.fp32_partials) us += 8.0 * splits * w.partial_elements / dram_bytes_per_us + 4.0;

@@ -227,6 +227,11 @@ class argument_reader {
       if (value.empty() || *end != '\0' || n < 1 || n > 1000000)
         return bad("iterations must be an integer from 1 to 1000000");
       s.iterations = static_cast<int>(n);
+    } else if (starts_with(arg, "--attr-fpmath=")) {
+      // benchdnn's name; per problem like the other attributes (--reset clears it).
+      if (value == "strict") s.math_mode = TSR_MATH_DEFAULT;
+      else if (value == "tf32") s.math_mode = TSR_MATH_ALLOW_TF32;
+      else return bad("unknown fpmath mode (expected strict or tf32)");
     } else if (starts_with(arg, "--tuning=")) {
       const std::string t = lower(value);
       if (t == "heuristic") s.tuning = TSR_TUNING_HEURISTIC;
@@ -351,6 +356,9 @@ Modifiers (apply to the problems that follow):
                          copies of their inputs until the copies reach MB in all (default 200,
                          over 3x an H200's 60 MB L2), so that no run finds its inputs in the
                          cache left by the one before; 0: one copy
+  --attr-fpmath=MODE     strict (default): fp32 exact; tf32: the handles' math mode is
+                         TSR_MATH_ALLOW_TF32, so fp32 may run on TF32 tensor cores (time it
+                         with --mode=P: the correctness check holds fp32 tolerances)
   --tuning=MODE          the handles' tuning mode (tsrSetTuningMode): heuristic, database,
                          tune or always; other than heuristic, the library chooses each
                          kernel (shown as "auto") among every backend of the device, and

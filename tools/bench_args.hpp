@@ -56,6 +56,7 @@ struct bench_settings {
   int mode = mode_correctness | mode_performance;        // --mode=C|P|CP
   int iterations = 20;                                   // --iters
   int tuning = tuning_default;                           // --tuning: tsrTuningMode_t
+  int math_mode = TSRP_MATH_DEFAULT;                     // --attr-fpmath: tsrMathMode_t (same values)
   double rotate_mb = 200.0;                              // --rotate-mb (bench_rotation.hpp)
 };
 

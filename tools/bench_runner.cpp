@@ -397,6 +397,7 @@ problem_outcome bench_runner::run(const bench_problem& problem, int handle_slot)
     if (problem.settings.tuning != tuning_default)
       check(tsrSetTuningMode(entry.handle, static_cast<tsrTuningMode_t>(problem.settings.tuning)),
             "tsrSetTuningMode");
+    check(tsrSetMathMode(entry.handle, static_cast<tsrMathMode_t>(problem.settings.math_mode)), "tsrSetMathMode");
     prepared(entry.handle, outcome);
     // The library chose: name the kernel that ran rather than "auto".
     if (library_chooses_kernel(problem.settings) && outcome.status == outcome_status::passed) {

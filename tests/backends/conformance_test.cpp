@@ -13,6 +13,7 @@
 #include <tessera/tessera.hpp>
 #include <tessera_common/shape_inference.hpp>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -150,28 +151,98 @@ TEST_P(Conformance, convolution_forward_matches_the_reference) {
       for (int32_t dt : dtypes)
         for (bool nhwc : {false, true})
           for (auto [alpha, beta] : scalars)
-            for (tsrConvolutionMode_t mode : {TSR_CROSS_CORRELATION, TSR_CONVOLUTION}) {
-              // True convolution once per shape is enough to prove the flip.
-              if (mode == TSR_CONVOLUTION && (dt != TSRP_DATA_FLOAT || nhwc || beta != 0)) continue;
-              SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + s.label +
-                           " dt=" + tessera::common::data_type_name(dt) +
-                           (nhwc ? " nhwc" : " nchw") + " alpha=" + std::to_string(alpha) +
-                           " beta=" + std::to_string(beta) +
-                           (mode == TSR_CONVOLUTION ? " mode=convolution" : ""));
-              tsrpConvolutionProblem p = conv_problem(s, dt, nhwc, mode);
-              std::string why;
-              if (run_conv_case(h_, k, p, alpha, beta, seed++, &why)) {
-                ++t.ran;
-              } else {
-                ++t.declined;
-                if (t.example_reason.empty()) t.example_reason = why;
+            for (tsrConvolutionMode_t mode : {TSR_CROSS_CORRELATION, TSR_CONVOLUTION})
+              for (tsrMathMode_t math : {TSR_MATH_DEFAULT, TSR_MATH_ALLOW_TF32}) {
+                // True convolution once per shape is enough to prove the flip.
+                if (mode == TSR_CONVOLUTION && (dt != TSRP_DATA_FLOAT || nhwc || beta != 0)) continue;
+                // TF32 allowed: fp32 NHWC cross-correlation again (the kernels that only run under
+                // it); the small integer inputs are exact in TF32, so the fp32 tolerance holds.
+                if (math == TSR_MATH_ALLOW_TF32 && (dt != TSRP_DATA_FLOAT || !nhwc || mode != TSR_CROSS_CORRELATION))
+                  continue;
+                SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + s.label +
+                             " dt=" + tessera::common::data_type_name(dt) +
+                             (nhwc ? " nhwc" : " nchw") + " alpha=" + std::to_string(alpha) +
+                             " beta=" + std::to_string(beta) +
+                             (mode == TSR_CONVOLUTION ? " mode=convolution" : "") +
+                             (math == TSR_MATH_ALLOW_TF32 ? " math=tf32" : ""));
+                tsrpConvolutionProblem p = conv_problem(s, dt, nhwc, mode);
+                std::string why;
+                ASSERT_OK(tsrSetMathMode(h_, math));
+                const bool ran = run_conv_case(h_, k, p, alpha, beta, seed++, &why);
+                ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_DEFAULT));
+                if (ran) {
+                  ++t.ran;
+                } else {
+                  ++t.declined;
+                  if (t.example_reason.empty()) t.example_reason = why;
+                }
               }
-            }
     EXPECT_GT(t.ran, 0) << k.backend_name << "/" << k.kernel_name
                         << " declined every case, e.g.: " << t.example_reason;
     std::printf("[ conform  ] %s/%s convolution_forward: %d cases ran, %d declined%s%s\n",
                 k.backend_name, k.kernel_name, t.ran, t.declined,
                 t.declined ? ", e.g. " : "", t.example_reason.substr(0, 160).c_str());
+  }
+}
+
+// TF32 numerics (TSR_MATH_ALLOW_TF32): fp32 inputs of 21 significant bits, more than TF32's 11
+// hold, so a TF32 kernel's products round. Each result must stay within TF32's bound of the exact
+// sum, |error| <= 2^-9 * sum |x * w| (each operand loses under 2^-10 of itself), here bounded by
+// length * max|x| * max|w|. A kernel named *_tf32 must also differ from exact fp32 somewhere:
+// proof that it is not an exact path in disguise. Other kernels may stay exact under TF32.
+TEST_P(Conformance, tf32_convolution_forward_stays_within_tf32_rounding) {
+  std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_CONVOLUTION_FORWARD);
+  if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no convolution kernel";
+  constexpr int magnitude = 1 << 20;
+  for (const tsrKernelInfo_t& k : ks) {
+    int ran = 0;
+    bool differs = false;
+    uint32_t seed = 101;
+    for (const char* label : {"resnet_3x3", "resnet_1x1_stride2"}) {
+      const conv_shape* shape = nullptr;
+      for (const conv_shape& s : k_conv_shapes)
+        if (std::string(label) == s.label) shape = &s;
+      ASSERT_NE(shape, nullptr) << label;
+      SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + label + " fp32 nhwc math=tf32");
+      const tsrpConvolutionProblem p = conv_problem(*shape, TSRP_DATA_FLOAT, true, TSR_CROSS_CORRELATION);
+      const int64_t length = ref::convolution_reduction_length(p);
+      ref::host_tensor x(p.x), w(p.w), y(p.y);
+      ref::fill_integers(x, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      ref::fill_integers(w, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      desc_owner xd(p.x), wd(p.w), yd(p.y);
+      tsrConvolutionDescriptor_t cd = conv_desc(p);
+      ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_ALLOW_TF32));
+      size_t ws_bytes = 0;
+      tsrStatus_t st = tsrGetConvolutionForwardWorkspaceSize(h_, xd, wd, cd, yd, k.algo, &ws_bytes);
+      if (TSR_STATUS_CATEGORY(st) != TSR_STATUS_NOT_SUPPORTED) {
+        EXPECT_EQ(st, TSR_STATUS_SUCCESS) << last_error();
+        device_buffer dx(h_, x.byte_size()), dw(h_, w.byte_size()), dy(h_, y.byte_size()), dws(h_, ws_bytes);
+        dx.upload(x);
+        dw.upload(w);
+        ref::host_tensor poisoned = y;
+        ref::fill_poison(poisoned);
+        dy.upload(poisoned);
+        st = tsrConvolutionForward(h_, 1.0f, xd, dx.p, wd, dw.p, cd, k.algo, dws.p, ws_bytes, 0.0f, yd, dy.p);
+        EXPECT_EQ(st, TSR_STATUS_SUCCESS) << last_error();
+        ref::host_tensor got(p.y), expected(p.y);
+        dy.download(got);
+        std::string error;
+        EXPECT_TRUE(ref::convolution_forward(p, x.data(), w.data(), 1.0f, 0.0f, expected.data(), &error)) << error;
+        const double bound = std::ldexp(1.0, -9) * static_cast<double>(length) * magnitude * magnitude;
+        const ref::compare_result r = ref::compare(got, expected, ref::tolerance{bound, 0.0});
+        EXPECT_TRUE(r.ok()) << r.message;
+        differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 1e-6}).ok();
+        ++ran;
+      }
+      ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_DEFAULT));
+      tsrDestroyConvolutionDescriptor(cd);
+    }
+    if (std::string(k.kernel_name).find("_tf32") != std::string::npos) {
+      EXPECT_GT(ran, 0) << k.kernel_name << " declined fp32 NHWC under TSR_MATH_ALLOW_TF32";
+      EXPECT_TRUE(differs) << k.kernel_name << " gave exact fp32 results: not the TF32 tensor cores";
+    }
+    std::printf("[ conform  ] %s/%s convolution_forward tf32: %d cases ran%s\n", k.backend_name, k.kernel_name,
+                ran, differs ? ", rounded like TF32" : "");
   }
 }
 

@@ -430,18 +430,24 @@ TEST_P(ConvolutionFamilyConformance, bias_activation_forward_matches_the_referen
       for (int32_t dt : k_float_types)
         for (bool nhwc : {false, true})
           for (residual zk : {residual::none, residual::separate, residual::aliases_y})
-            for (auto [alpha1, alpha2] : scalars) {
-              // Every activation in turn, so each meets every dtype and layout over the sweep.
-              const act_case& act = k_acts[act_index++ % (sizeof k_acts / sizeof k_acts[0])];
-              SCOPED_TRACE(std::string(s.label) + " dt=" + tessera::common::data_type_name(dt) +
-                           (nhwc ? " nhwc" : " nchw") + " act=" + std::to_string(act.mode) +
-                           " z=" + std::to_string(static_cast<int>(zk)) + " alpha1=" +
-                           std::to_string(alpha1) + " alpha2=" + std::to_string(alpha2));
-              std::string why;
-              count(t, run_fused_case(h_, k, conv_problem(s, dt, nhwc), act, zk, alpha1, alpha2,
-                                      seed++, &why),
-                    why);
-            }
+            for (auto [alpha1, alpha2] : scalars)
+              for (tsrMathMode_t math : {TSR_MATH_DEFAULT, TSR_MATH_ALLOW_TF32}) {
+                // TF32 allowed: fp32 NHWC again (the kernels that only run under it); the small
+                // integer inputs are exact in TF32, so the fp32 tolerance holds.
+                if (math == TSR_MATH_ALLOW_TF32 && (dt != TSRP_DATA_FLOAT || !nhwc)) continue;
+                // Every activation in turn, so each meets every dtype and layout over the sweep.
+                const act_case& act = k_acts[act_index++ % (sizeof k_acts / sizeof k_acts[0])];
+                SCOPED_TRACE(std::string(s.label) + " dt=" + tessera::common::data_type_name(dt) +
+                             (nhwc ? " nhwc" : " nchw") + " act=" + std::to_string(act.mode) +
+                             " z=" + std::to_string(static_cast<int>(zk)) + " alpha1=" +
+                             std::to_string(alpha1) + " alpha2=" + std::to_string(alpha2) +
+                             (math == TSR_MATH_ALLOW_TF32 ? " math=tf32" : ""));
+                std::string why;
+                ASSERT_OK(tsrSetMathMode(h_, math));
+                const bool ran = run_fused_case(h_, k, conv_problem(s, dt, nhwc), act, zk, alpha1, alpha2, seed++, &why);
+                ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_DEFAULT));
+                count(t, ran, why);
+              }
     report(k, "convolution_bias_activation_forward", t);
   }
 }

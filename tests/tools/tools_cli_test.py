@@ -184,6 +184,18 @@ def backend_that_cannot_run_shows_skipped_in_its_cell_and_the_others_run(ctx):
     expect(p.stdout.splitlines()[-1] == "tests:2 passed:1 skipped:1 failed:0", p.stdout)
 
 
+def fpmath_tf32_runs_and_an_unknown_mode_is_refused_by_name(ctx):
+    # oneDNN's CPU kernels stay exact under TF32 on this machine; the option must reach the handle
+    # (tsrSetMathMode) and the problem must still pass its correctness check.
+    p = ctx.run("tessera-bench", "--backend=onednn", "--iters=3", "--conv", "--attr-fpmath=tf32",
+                "mb2ic16ih7oc16oh7kh3ph1")
+    expect(p.stdout.splitlines()[-1] == "tests:1 passed:1 skipped:0 failed:0", p.stdout)
+    bad = ctx.run("tessera-bench", "--backend=onednn", "--conv", "--attr-fpmath=fast",
+                  "mb2ic16ih7oc16oh7kh3ph1", expect_rc=None)
+    expect(bad.returncode != 0, f"--attr-fpmath=fast was accepted:\n{bad.stdout}")
+    expect("fpmath" in bad.stderr + bad.stdout, f"the error does not name the option:\n{bad.stderr}")
+
+
 def progress_goes_to_stderr_and_never_to_stdout(ctx):
     suite = ctx.write("progress_suite.txt", SUITE)
     p = ctx.run("tessera-bench", "--progress", "--iters=3", "--rotate-mb=0",
@@ -248,6 +260,7 @@ CHECKS = {f.__name__: f for f in (
     single_backend_keeps_the_format_ratio_table_parses,
     backend_that_cannot_run_shows_skipped_in_its_cell_and_the_others_run,
     progress_goes_to_stderr_and_never_to_stdout,
+    fpmath_tf32_runs_and_an_unknown_mode_is_refused_by_name,
     tune_stores_an_entry_per_problem_that_list_shows,
     perf_report_writes_a_table_and_a_plot_per_suite,
 )}
