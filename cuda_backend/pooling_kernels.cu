@@ -10,7 +10,8 @@
 //                            from there, 16 bytes of channels per thread; where no tile fits (huge
 //                            windows, a forward stride beyond its window) or a pointer is not
 //                            16-byte aligned, the two kernel bodies below (one thread per 16 bytes
-//                            of channels, or per element, at one position);
+//                            of channels, or per element, at one position); max pooling 3x3 at
+//                            stride 2 backward runs a kernel of its own (pooling_max3x3s2.cuh);
 //   pool_{fwd,bwd}_nchw      packed NCHW / NCDHW: one thread per element, W fastest (coalesced
 //                            over W), with (n, c) merged into one plane number;
 //   pool_{fwd,bwd}_strided   any non-negative strides, x and y in different layouts included;
@@ -29,7 +30,9 @@
 // touch a tile never leave the SM, and the workspace goes unused.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
+#include "launch_overrides.hpp"
 #include "pooling_geometry.cuh"
+#include "pooling_max3x3s2.cuh"
 #include "pooling_reduction.cuh"
 #include "pooling_tiles.cuh"
 #include "tensor_layout.hpp"
@@ -463,6 +466,11 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
   const tile_plan plan = w == walk::channel_vectors
                              ? choose_tile_plan(g, vector_lanes(p.x.data_type), false, 0, ctx.sm_count())
                              : tile_plan{};
+  // TESSERA_CUDA_POOL_FWD_MAX3X3S2=1: max pooling 3x3 at stride 2 on its own kernel instead of the
+  // tiles (pooling_max3x3s2.cuh), to measure.
+  static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_FWD_MAX3X3S2", 0, 0, 1) != 0;
+  const bool max3x3s2 = own_max3x3s2 && p.mode == TSRP_POOLING_MAX && w == walk::channel_vectors &&
+                        max3x3s2_fits(g, vector_lanes(p.x.data_type));
   dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
     using T = decltype(type_tag);
     with_op(forward_op(p), [&](auto op_tag) {
@@ -470,6 +478,17 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
       if constexpr (Op != pool_op::argmax) {
         const T* x = static_cast<const T*>(a.x);
         T* y = static_cast<T*>(a.y);
+        if constexpr (Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan) {
+          if (max3x3s2) {
+            constexpr int lanes = static_cast<int>(16 / sizeof(T));
+            const int64_t strips = (g.out[1] + max3x3s2_strip - 1) / max3x3s2_strip;
+            const int64_t items = g.n * strips * g.out[2] * (g.c / lanes);
+            const unsigned int blocks = static_cast<unsigned int>((items + max3x3s2_threads - 1) / max3x3s2_threads);
+            pool_fwd_max3x3s2_kernel<T, lanes, Op>
+                <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, y, ys, g, items, a.alpha, a.beta);
+            return;
+          }
+        }
         if (plan.count > 0) {
           launch_forward_tiles<T, Op>(ctx, plan, g, x, xs, y, ys, a.alpha, a.beta);
         } else {
@@ -528,6 +547,23 @@ void run_backward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p
     dxs = merge_planes(dxs, g.c);
     ts = merge_planes(ts, g.c);
     g = merge_planes(g);
+  }
+  // Max pooling 3x3 at stride 2 over channel vectors has a kernel of its own (its header says
+  // why); TESSERA_CUDA_POOL_MAX3X3S2=0 sends it to the tiles instead, to measure.
+  static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_MAX3X3S2", 1, 0, 1) != 0;
+  if (max && own_max3x3s2 && first_pass == walk::channel_vectors &&
+      max3x3s2_fits(g, vector_lanes(p.x.data_type))) {
+    dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
+      using T = decltype(type_tag);
+      constexpr int lanes = static_cast<int>(16 / sizeof(T));
+      const int64_t strips = (max3x3s2_blocks(g.in[1], g.pad[1]) + max3x3s2_strip - 1) / max3x3s2_strip;
+      const int64_t items = g.n * strips * max3x3s2_blocks(g.in[2], g.pad[2]) * (g.c / lanes);
+      const unsigned int blocks = static_cast<unsigned int>((items + max3x3s2_threads - 1) / max3x3s2_threads);
+      pool_bwd_max3x3s2_kernel<T, lanes><<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(
+          static_cast<const T*>(a.x), xs, static_cast<const T*>(a.dy), dys, static_cast<T*>(a.dx), dxs, g, items,
+          a.alpha, a.beta);
+    });
+    return;
   }
   // Channel vectors go through shared-memory tiles (one launch, no workspace) unless no tile
   // fits; then the two passes below, with the winners in the workspace.

@@ -250,9 +250,10 @@ if has variants; then
   }
   # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
-  # the afternoon) and lnorm_prefetch (the forward row kernel with or without the next row's
-  # prefetch; decided in the night's run 2: without).
-  want() { [[ " ${VARIANTS:-lnorm_prefetch} " == *" $1 "* ]]; }
+  # the afternoon), lnorm_prefetch (the forward row kernel with or without the next row's
+  # prefetch; decided in the night's run 2: without) and pool_max3x3s2 (3x3/2 max pooling on its
+  # own kernels or the tiles, per direction).
+  want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
     test_variant TESSERA_CUDA_BN_ROWS_PER_THREAD 4 bn_rows_per_thread '*BatchNorm*/cuda'
@@ -264,6 +265,13 @@ if has variants; then
   if want lnorm_rows; then
     time_variants TESSERA_CUDA_LNORM_ROWS_PER_WARP "1 4 16" lnorm_rows_per_warp '--lnorm'
     test_variant TESSERA_CUDA_LNORM_ROWS_PER_WARP 16 lnorm_rows_per_warp '*LayerNorm*/cuda:*RmsNorm*/cuda'
+  fi
+  if want pool_max3x3s2; then
+    # Both anchor pooling lines (forward, then backward) under each kernel choice per direction.
+    time_variants TESSERA_CUDA_POOL_MAX3X3S2 "1 0" pool_bwd_max3x3s2 '--pool|^--dir=BWD_D mb256ic64'
+    time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2 "0 1" pool_fwd_max3x3s2 '--pool|^--dir=BWD_D mb256ic64'
+    test_variant TESSERA_CUDA_POOL_MAX3X3S2 0 pool_bwd_max3x3s2 '*Pooling*/cuda'
+    test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2 1 pool_fwd_max3x3s2 '*Pooling*/cuda'
   fi
   if want lnorm_prefetch; then
     time_variants TESSERA_CUDA_LNORM_PREFETCH "1 0" lnorm_prefetch '--lnorm'
