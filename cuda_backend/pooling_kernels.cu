@@ -11,7 +11,7 @@
 //                            windows, a forward stride beyond its window) or a pointer is not
 //                            16-byte aligned, the two kernel bodies below (one thread per 16 bytes
 //                            of channels, or per element, at one position); max pooling 3x3 at
-//                            stride 2 backward runs a kernel of its own (pooling_max3x3s2.cuh);
+//                            stride 2 runs kernels of its own (pooling_max3x3s2.cuh);
 //   pool_{fwd,bwd}_nchw      packed NCHW / NCDHW: one thread per element, W fastest (coalesced
 //                            over W), with (n, c) merged into one plane number;
 //   pool_{fwd,bwd}_strided   any non-negative strides, x and y in different layouts included;
@@ -466,9 +466,10 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
   const tile_plan plan = w == walk::channel_vectors
                              ? choose_tile_plan(g, vector_lanes(p.x.data_type), false, 0, ctx.sm_count())
                              : tile_plan{};
-  // TESSERA_CUDA_POOL_FWD_MAX3X3S2=1: max pooling 3x3 at stride 2 on its own kernel instead of the
-  // tiles (pooling_max3x3s2.cuh), to measure.
-  static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_FWD_MAX3X3S2", 0, 0, 1) != 0;
+  // Max pooling 3x3 at stride 2 runs its own kernel (pooling_max3x3s2.cuh): 2.98 against the
+  // tiles' 2.66 TB/s on the H200 (night run 5 of 2026-12-03). TESSERA_CUDA_POOL_FWD_MAX3X3S2=0
+  // sends it to the tiles, to measure.
+  static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_FWD_MAX3X3S2", 1, 0, 1) != 0;
   const bool max3x3s2 = own_max3x3s2 && p.mode == TSRP_POOLING_MAX && w == walk::channel_vectors &&
                         max3x3s2_fits(g, vector_lanes(p.x.data_type));
   dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
@@ -549,7 +550,8 @@ void run_backward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p
     g = merge_planes(g);
   }
   // Max pooling 3x3 at stride 2 over channel vectors has a kernel of its own (its header says
-  // why); TESSERA_CUDA_POOL_MAX3X3S2=0 sends it to the tiles instead, to measure.
+  // why): 1.47 against the tiles' 1.12 TB/s on the H200 (night run 5 of 2026-12-03).
+  // TESSERA_CUDA_POOL_MAX3X3S2=0 sends it to the tiles instead, to measure.
   static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_MAX3X3S2", 1, 0, 1) != 0;
   if (max && own_max3x3s2 && first_pass == walk::channel_vectors &&
       max3x3s2_fits(g, vector_lanes(p.x.data_type))) {

@@ -20,8 +20,9 @@
 //
 // Forward. One thread per 16 bytes of channels of a strip of outputs down a column, each output
 // its 9 taps straight from global memory (L1 and L2 catch the overlap), the reduction of
-// lane_reduction in window order: the tiled forward's results bit for bit. Offered as the
-// alternative to the tiles (TESSERA_CUDA_POOL_FWD_MAX3X3S2=1), to measure.
+// lane_reduction in window order: the tiled forward's results bit for bit.
+// H200, N=256 C=64 112x112 fp16 (night run 5 of 2026-12-03): backward 0.699 ms against the
+// tiles' 0.914 (1.47 vs 1.12 TB/s), forward 0.172 against 0.193 ms (2.98 vs 2.66 TB/s).
 #pragma once
 
 #include "pooling_geometry.cuh"

@@ -269,9 +269,9 @@ if has variants; then
   if want pool_max3x3s2; then
     # Both anchor pooling lines (forward, then backward) under each kernel choice per direction.
     time_variants TESSERA_CUDA_POOL_MAX3X3S2 "1 0" pool_bwd_max3x3s2 '--pool|^--dir=BWD_D mb256ic64'
-    time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2 "0 1" pool_fwd_max3x3s2 '--pool|^--dir=BWD_D mb256ic64'
+    time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2 "1 0" pool_fwd_max3x3s2 '--pool|^--dir=BWD_D mb256ic64'
     test_variant TESSERA_CUDA_POOL_MAX3X3S2 0 pool_bwd_max3x3s2 '*Pooling*/cuda'
-    test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2 1 pool_fwd_max3x3s2 '*Pooling*/cuda'
+    test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2 0 pool_fwd_max3x3s2 '*Pooling*/cuda'
   fi
   if want lnorm_prefetch; then
     time_variants TESSERA_CUDA_LNORM_PREFETCH "1 0" lnorm_prefetch '--lnorm'
