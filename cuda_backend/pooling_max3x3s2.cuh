@@ -91,7 +91,7 @@ __device__ __forceinline__ max3x3s2_output<T, Lanes> max3x3s2_winners(const T* x
   uint32_t taps = 0;
 #pragma unroll
   for (int l = 0; l < Lanes; ++l) taps |= (lanes[l].tap < 0 ? 0xFu : static_cast<uint32_t>(lanes[l].tap)) << (4 * l);
-  if (Lanes < 8) taps |= 0xFFFFFFFFu << (4 * Lanes);
+  if constexpr (Lanes < 8) taps |= 0xFFFFFFFFu << (4 * Lanes);  // unused lanes: no tap
   o.taps = taps;
   o.grad = load_pack<T, Lanes>(dy_plane + oh * dys.h + ow * dys.w);
   return o;
