@@ -41,7 +41,6 @@ struct ndhwc_geometry {
 
 template <int32_t DataType, int TileM, int TileN, int TileK, int ClusterM>
 struct fprop3d_sm90 {
-  static constexpr int32_t data_type = DataType;
   static constexpr int tile_m = TileM, tile_n = TileN, tile_k = TileK;
   using element = typename igemm::cutlass_element<DataType>::type;
   static constexpr int alignment = 128 / cutlass::sizeof_bits<element>::value;  // 16-byte rows

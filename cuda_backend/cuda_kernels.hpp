@@ -14,6 +14,8 @@ const tsrpKernel& eltwise_fwd_kernel() noexcept;     // activation_kernels.cu
 const tsrpKernel& eltwise_bwd_kernel() noexcept;     // activation_kernels.cu
 // conv_depthwise_nhwc.cu: groups == C == K, forward and backward data.
 void add_conv_depthwise_kernels(kernel_list& out);
+// conv_depthwise_wgrad_nhwc.cu: groups == C == K, backward filter, R * S <= 9.
+void add_conv_depthwise_wgrad_kernels(kernel_list& out);
 const tsrpKernel& conv_fwd_direct_kernel() noexcept;  // conv_fwd_direct.cu
 
 void add_conv_implicit_gemm_kernels(kernel_list& out);  // conv_implicit_gemm*.cu: tensor-core conv

@@ -553,6 +553,12 @@ void run_backward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p
   // why): 1.47 against the tiles' 1.12 TB/s on the H200 (night run 5 of 2026-12-03).
   // TESSERA_CUDA_POOL_MAX3X3S2=0 sends it to the tiles instead, to measure.
   static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_MAX3X3S2", 1, 0, 1) != 0;
+  // Its form (the header says how they differ; same results, bit for bit): 1, the shuffle form,
+  // takes the left window from the neighbouring lane, carries the shared tap row and reduces two
+  // lanes per instruction: 0.394 against 0.681 ms for 0, which finds both windows of a step from
+  // x (kernels alone, fp16 N=256 C=64 112x112, H200, 2026-12-04).
+  // TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM=0 picks the other, to measure.
+  static const bool shuffle_form = launch_override("TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM", 1, 0, 1) != 0;
   if (max && own_max3x3s2 && first_pass == walk::channel_vectors &&
       max3x3s2_fits(g, vector_lanes(p.x.data_type))) {
     dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
@@ -561,9 +567,16 @@ void run_backward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p
       const int64_t strips = (max3x3s2_blocks(g.in[1], g.pad[1]) + max3x3s2_strip - 1) / max3x3s2_strip;
       const int64_t items = g.n * strips * max3x3s2_blocks(g.in[2], g.pad[2]) * (g.c / lanes);
       const unsigned int blocks = static_cast<unsigned int>((items + max3x3s2_threads - 1) / max3x3s2_threads);
-      pool_bwd_max3x3s2_kernel<T, lanes><<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(
-          static_cast<const T*>(a.x), xs, static_cast<const T*>(a.dy), dys, static_cast<T*>(a.dx), dxs, g, items,
-          a.alpha, a.beta);
+      const T* x = static_cast<const T*>(a.x);
+      const T* dy = static_cast<const T*>(a.dy);
+      T* dx = static_cast<T*>(a.dx);
+      if (shuffle_form) {
+        pool_bwd_max3x3s2_shuffle_kernel<T, lanes>
+            <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, dy, dys, dx, dxs, g, items, a.alpha, a.beta);
+      } else {
+        pool_bwd_max3x3s2_kernel<T, lanes>
+            <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, dy, dys, dx, dxs, g, items, a.alpha, a.beta);
+      }
     });
     return;
   }

@@ -60,6 +60,13 @@ const conv_shape k_shapes[] = {
   // Depthwise with 12 channels, mixed strides and dilations (the CUDA depthwise backward data,
   // element-wise in fp16, 4-wide in fp32).
   {"depthwise_odd_channels",     2, 2, 12, 12, 12,{11,10,0}, {3,3,0},   {1,2,0},   {2,1,0},   {2,1,0},   {2,1,0}},
+  // The CUDA depthwise backward filter over many pixel chunks: 8100 pixels in 507 chunks of 16
+  // (more than its reduction's 128 rows), the last one partial, chunks crossing images (45 x 45 is
+  // not a multiple of 16).
+  {"depthwise_many_pixels",      2, 4, 32, 32, 32,{45,45,0}, {3,3,0},   {1,1,0},   {1,1,0},   {1,1,0},   {1,1,0}},
+  // Many channels, strided: 132 is 33 fp32 vectors of 4 but not a multiple of 8, so fp16 and
+  // bf16 take the one-element path.
+  {"depthwise_many_channels",    2, 2, 132,132,132,{9,9,0},  {3,3,0},   {2,2,0},   {1,1,0},   {1,1,0},   {1,1,0}},
 };
 // clang-format on
 
