@@ -17,7 +17,6 @@
 // g = dy * scale, xhat = (x - mean) * inv, c2 = mean(g * xhat) and c1 = mean(g) (0 for RMS), and
 // dscale = sum over rows of dy * xhat. No floating atomics: results are bitwise reproducible on a
 // given GPU.
-#include "bulk_row_ring.cuh"
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "launch_overrides.hpp"
@@ -172,17 +171,10 @@ __global__ void __launch_bounds__(row_max_threads)
 // so it fits 64 registers (4 blocks of 256 per SM rather than 3 at the 78-88 the prefetching form
 // takes) and more warps wait on their own row instead. H200, 65536 x 1024 fp16 (night run 2 of
 // 2026-12-03): 3.15 TB/s against 2.69 with the prefetch. TESSERA_CUDA_LNORM_PREFETCH=1 restores it.
-// Source = staged (the default since <this change>, TESSERA_CUDA_LNORM_STAGED=0 goes back to
-// registers) keeps each warp's next rows in flight as bulk copies into shared memory
-// (bulk_row_ring.cuh) and reads the row from there: the grid is only the resident warps, each
-// taking every total_warps-th row. Its dynamic shared memory is the ring.
-enum class warp_row_source { registers, prefetch, staged };
-template <typename T, int V, bool Rms, warp_row_source Source>
-__global__ void __launch_bounds__(warp_row_threads, Source == warp_row_source::prefetch ? 1 : 4)
+template <typename T, int V, bool Rms, bool Prefetch>
+__global__ void __launch_bounds__(warp_row_threads, Prefetch ? 1 : 4)
     norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
-                           const float* bias, float* mean_out, float* inv_out, int stages) {
-  constexpr bool Prefetch = Source == warp_row_source::prefetch;
-  constexpr bool Staged = Source == warp_row_source::staged;
+                           const float* bias, float* mean_out, float* inv_out) {
   constexpr int words = warp_row_elements / V;
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
@@ -191,21 +183,6 @@ __global__ void __launch_bounds__(warp_row_threads, Source == warp_row_source::p
   int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   norm_word<T, V> current[words], next[Prefetch ? words : 1];
   int64_t base[norm_slots] = {0, 0, 0}, next_base[norm_slots] = {0, 0, 0};
-  extern __shared__ __align__(128) unsigned char staging[];
-  // Staged: row `row + k * warps` is the ring's row k; the ring is only built for that form.
-  const warp_row_ring ring(staging, static_cast<int>(blockDim.x / 32), static_cast<int>(threadIdx.x / 32),
-                           Staged ? stages : 1, static_cast<uint32_t>(g.inner * static_cast<int>(sizeof(T))));
-  int64_t k = 0;
-  if constexpr (Staged) {
-    if (row >= g.rows) return;  // the whole warp
-    ring.init();
-    if (lane == 0) {
-      for (int64_t r = row, j = 0; j < stages && r < g.rows; ++j, r += warps) {
-        g.outer.offsets(r, next_base);
-        ring.issue(j, x + next_base[0]);
-      }
-    }
-  }
   if (Prefetch && row < g.rows) {
     g.outer.offsets(row, base);
 #pragma unroll
@@ -222,19 +199,6 @@ __global__ void __launch_bounds__(warp_row_threads, Source == warp_row_source::p
         for (int i = 0; i < words; ++i)
           if (lane + 32 * i < nvec) next[i] = load_word<T, V>(x + next_base[0] + static_cast<int64_t>(lane + 32 * i) * V);
       }
-    } else if constexpr (Staged) {
-      const T* staged = reinterpret_cast<const T*>(ring.wait(k));
-#pragma unroll
-      for (int i = 0; i < words; ++i)
-        if (lane + 32 * i < nvec) current[i] = load_word<T, V>(staged + (lane + 32 * i) * V);
-      ring.release();
-      const int64_t refill = row + static_cast<int64_t>(stages) * warps;
-      if (lane == 0 && refill < g.rows) {
-        g.outer.offsets(refill, next_base);
-        ring.issue(k + stages, x + next_base[0]);
-      }
-      ++k;
-      g.outer.offsets(row, base);
     } else {
       g.outer.offsets(row, base);
 #pragma unroll
@@ -841,41 +805,13 @@ void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const nor
   static const int rows_per_warp = launch_override("TESSERA_CUDA_LNORM_ROWS_PER_WARP", warp_rows, 1, 1 << 16);
   // TESSERA_CUDA_LNORM_PREFETCH=1 runs the form with the next row's prefetch (fewer blocks per SM).
   static const bool prefetch = launch_override("TESSERA_CUDA_LNORM_PREFETCH", 0, 0, 1) != 0;
-  // TESSERA_CUDA_LNORM_STAGED=0 reads rows straight into registers instead of through the ring;
-  // TESSERA_CUDA_LNORM_STAGES=n (2-8) sets the ring's rows in flight per warp.
-  static const bool staged = launch_override("TESSERA_CUDA_LNORM_STAGED", 1, 0, 1) != 0;
-  static const int wanted_stages = launch_override("TESSERA_CUDA_LNORM_STAGES", 4, 2, 8);
-  const T* x = static_cast<const T*>(q.x);
-  T* y = static_cast<T*>(q.y);
-  if (staged && !prefetch) {
-    // 128-thread blocks whose ring stays within the 48 KB a launch gets without opting in (the
-    // attribute is per device): fp16 rows of 1024 get 4 stages, fp32 ones 2. The fits() of the
-    // caller made every row start and length a multiple of 16 bytes, as the bulk copies need.
-    constexpr int threads = 128, warps = threads / 32;
-    constexpr size_t shared_limit = 48 * 1024, shared_per_sm = 228 * 1024;  // sm_90
-    const uint32_t row_bytes = static_cast<uint32_t>(g.inner) * sizeof(T);
-    int stages = wanted_stages;
-    while (stages > 2 && bulk_ring_shared_bytes(warps, stages, row_bytes) > shared_limit) --stages;
-    const size_t shared = bulk_ring_shared_bytes(warps, stages, row_bytes);
-    // Every warp resident at once: by shared memory (1 KB per block is the system's) and by the
-    // 64 registers of __launch_bounds__(256, 4), 16 blocks of 128; and at least 8 rows per warp,
-    // since a ring filled only once hides nothing.
-    constexpr int64_t min_rows_per_warp = 8;
-    const int64_t per_sm = std::min<int64_t>(16, static_cast<int64_t>(shared_per_sm / (shared + 1024)));
-    const int64_t blocks =
-        std::min<int64_t>(norm_ceil_div(g.rows, warps * min_rows_per_warp), per_sm * std::max(ctx.sm_count(), 1));
-    norm_rows_forward_warp<T, V, Rms, warp_row_source::staged>
-        <<<static_cast<unsigned int>(blocks), threads, shared, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out,
-                                                                              q.inv_out, stages);
-    return;
-  }
   const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
   if (prefetch) {
-    norm_rows_forward_warp<T, V, Rms, warp_row_source::prefetch><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
-        x, y, g, q.scale, q.bias, q.mean_out, q.inv_out, 1);
+    norm_rows_forward_warp<T, V, Rms, true><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
+        static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale, q.bias, q.mean_out, q.inv_out);
   } else {
-    norm_rows_forward_warp<T, V, Rms, warp_row_source::registers><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
-        x, y, g, q.scale, q.bias, q.mean_out, q.inv_out, 1);
+    norm_rows_forward_warp<T, V, Rms, false><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
+        static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale, q.bias, q.mean_out, q.inv_out);
   }
 }
 

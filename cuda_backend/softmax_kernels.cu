@@ -7,11 +7,7 @@
 //                                                      log:      dy - exp(y) * sum(dy)
 // FAST is computed as ACCURATE (the max is always subtracted). A row is what one softmax
 // normalizes: the C elements of one (n, spatial) position in channel mode, the C x spatial
-// elements of one n in instance mode. Four kernels per direction, registered fastest first, and
-// before them, forward only:
-//   *_rows_bulk          rows_warp's rows of 257 to 1024 elements in whole 16-byte vectors, each
-//                        warp keeping its next rows in flight as bulk copies into shared memory
-//                        (bulk_row_ring.cuh) while it computes one; rows_warp's math.
+// elements of one n in instance mode. Four kernels per direction, registered fastest first:
 //   *_rows_warp          every row is one dense run of memory, laid out alike in every tensor
 //                        (channel mode on NHWC, 2-D N x C, instance mode on packed data), of at
 //                        most 1024 elements: a group of up to 32 lanes per row holds it in
@@ -29,7 +25,6 @@
 //   *_strided            anything (mixed layouts in instance mode, padded or permuted strides): a
 //                        block per row, per-element index arithmetic, online max+sum, two passes.
 // No atomics, fixed reduction shapes: results are bitwise reproducible on a given GPU.
-#include "bulk_row_ring.cuh"
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "launch_overrides.hpp"
@@ -65,14 +60,6 @@ constexpr int channel_threads = 256;
 constexpr int channel_cached = 32;      // values per thread channels_strided keeps in registers
 constexpr int stream_chunk = 4;         // values per online step where rows are streamed
 constexpr int strided_threads = 256;
-constexpr int bulk_block_threads = 128;  // rows_bulk: 4 warps, each its own ring of rows
-constexpr int bulk_max_blocks_per_sm = 6;  // 85 registers a thread: 64 spilled (ptxas)
-// rows_bulk's shared memory per block stays within the 48 KB a launch gets without opting in
-// (cudaFuncSetAttribute is per device and would have to be repeated for each); the stages
-// shrink to fit: fp16 rows of 1024 get 4 stages (32 KB), fp32 rows of 1024 get 2.
-constexpr size_t bulk_shared_limit = 48 * 1024;
-constexpr size_t sm90_shared_per_sm = 228 * 1024;  // H100/H200: what the blocks of an SM share
-constexpr int64_t bulk_min_rows_per_warp = 8;
 
 // ================================ device side ===================================================
 
@@ -119,43 +106,6 @@ __device__ __forceinline__ float grad_value(float y, float dy, float sum, bool l
 // Blocks (tpr, warp_block_threads / tpr): threadIdx.y picks the row, tpr lanes (a power of two up
 // to 32) share it, lane tx holding vectors tx, tx + tpr, ... Grid-stride over groups of rows; the
 // trip count is uniform across the block, so every lane reaches the shuffles.
-// The forward of one row held in registers by a group of tpr lanes (lane tx holds vectors tx,
-// tx + tpr, ...; padding is -inf): the exact max and the sum of exponentials by shuffle trees,
-// then y. Every lane of the group calls it (the shuffles); only live rows write.
-template <typename T, int V, int Items>
-__device__ __forceinline__ void softmax_fwd_row_in_registers(float (&v)[Items][V], int tx, int tpr, int nvec,
-                                                             bool log, bool live, T* __restrict__ yr, float alpha,
-                                                             float beta) {
-  float max = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < Items; ++i)
-#pragma unroll
-    for (int j = 0; j < V; ++j) max = fmaxf(max, v[i][j]);
-  max = group_max_all(max, tpr);
-  float sum = 0.0f;
-#pragma unroll
-  for (int i = 0; i < Items; ++i)
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const float e = exp_below(v[i][j], max);
-      sum += e;
-      if (!log) v[i][j] = e;
-    }
-  sum = group_sum_all(sum, tpr);
-  if (!live) return;
-  const float scale = softmax_scale(sum, log);
-#pragma unroll
-  for (int i = 0; i < Items; ++i) {
-    const int vec = tx + i * tpr;
-    if (vec < nvec) {
-      float out[V];
-#pragma unroll
-      for (int j = 0; j < V; ++j) out[j] = log ? (v[i][j] - max) - scale : v[i][j] * scale;
-      store_floats_blended<T, V>(yr + vec * V, out, alpha, beta);
-    }
-  }
-}
-
 template <typename T, int V, int Items>
 __global__ void __launch_bounds__(warp_block_threads)
     softmax_fwd_rows_warp_kernel(const T* __restrict__ x, T* __restrict__ y, rows_params g) {
@@ -170,6 +120,7 @@ __global__ void __launch_bounds__(warp_block_threads)
     if (live) g.outer.offsets(row, base);
     const T* xr = x + base[0];
     float v[Items][V];
+    float max = -INFINITY;
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int vec = tx + i * tpr;
@@ -179,59 +130,32 @@ __global__ void __launch_bounds__(warp_block_threads)
 #pragma unroll
         for (int j = 0; j < V; ++j) v[i][j] = -INFINITY;  // padding: adds exp(-inf) = 0
       }
+#pragma unroll
+      for (int j = 0; j < V; ++j) max = fmaxf(max, v[i][j]);
     }
-    softmax_fwd_row_in_registers<T, V, Items>(v, tx, tpr, nvec, log, live, y + base[2], g.alpha, g.beta);
-  }
-}
-
-// ---- rows_bulk ---------------------------------------------------------------------------------
-// rows_warp's rows of 32 lanes (257 to 1024 elements, whole 16-byte vectors), with each warp's
-// next `stages` rows in flight through bulk copies into shared memory (bulk_row_ring.cuh) while
-// it computes: warp w of the grid takes rows w, w + total_warps, ... The math is rows_warp's.
-template <typename T, int V, int Items>
-__global__ void __launch_bounds__(bulk_block_threads, bulk_max_blocks_per_sm)
-    softmax_fwd_rows_bulk_kernel(const T* __restrict__ x, T* __restrict__ y, rows_params g, int stages) {
-  extern __shared__ __align__(128) unsigned char bulk_shared[];
-  constexpr int warps = bulk_block_threads / 32;
-  const int warp = static_cast<int>(threadIdx.x / 32), tx = static_cast<int>(threadIdx.x % 32);
-  const int64_t total_warps = static_cast<int64_t>(gridDim.x) * warps;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * warps + warp;
-  if (first >= g.rows) return;  // the whole warp: warps share nothing
-  const int64_t count = (g.rows - first + total_warps - 1) / total_warps;
-  const int nvec = static_cast<int>(g.length / V);
-  const bool log = g.log != 0;
-  const warp_row_ring ring(bulk_shared, warps, warp, stages, static_cast<uint32_t>(g.length * sizeof(T)));
-  ring.init();
-  // Row k of this warp's sequence: its first element in x (slot 0) or y (slot 2).
-  const auto row_start = [&](int64_t k, int64_t (&base)[sm_slots]) { g.outer.offsets(first + k * total_warps, base); };
-  if (tx == 0) {
-    for (int64_t k = 0; k < stages && k < count; ++k) {
-      int64_t base[sm_slots] = {0, 0, 0};
-      row_start(k, base);
-      ring.issue(k, x + base[0]);
-    }
-  }
-  for (int64_t k = 0; k < count; ++k) {
-    const T* staged = reinterpret_cast<const T*>(ring.wait(k));
-    float v[Items][V];
+    max = group_max_all(max, tpr);
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < Items; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const float e = exp_below(v[i][j], max);
+        sum += e;
+        if (!log) v[i][j] = e;
+      }
+    sum = group_sum_all(sum, tpr);
+    if (!live) continue;
+    const float scale = softmax_scale(sum, log);
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
-      const int vec = tx + i * 32;
+      const int vec = tx + i * tpr;
       if (vec < nvec) {
-        load_floats<T, V>(staged + vec * V, v[i]);
-      } else {
+        float out[V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) v[i][j] = -INFINITY;
+        for (int j = 0; j < V; ++j) out[j] = log ? (v[i][j] - max) - scale : v[i][j] * scale;
+        store_floats_blended<T, V>(y + base[2] + vec * V, out, g.alpha, g.beta);
       }
     }
-    ring.release();
-    int64_t base[sm_slots] = {0, 0, 0};
-    if (tx == 0 && k + stages < count) {
-      row_start(k + stages, base);
-      ring.issue(k + stages, x + base[0]);
-    }
-    row_start(k, base);
-    softmax_fwd_row_in_registers<T, V, Items>(v, tx, 32, nvec, log, true, y + base[2], g.alpha, g.beta);
   }
 }
 
@@ -610,7 +534,7 @@ __global__ void __launch_bounds__(strided_threads)
 
 // ================================ host side =====================================================
 
-enum class sm_kind { rows_bulk, rows_warp, rows_block, channels, strided };
+enum class sm_kind { rows_warp, rows_block, channels, strided };
 
 // One view of a forward or backward problem: the tensors by slot, and the rows.
 struct sm_desc {
@@ -691,7 +615,6 @@ bool row_is_dense(const tsrpTensor& t, int32_t mode) {
 
 constexpr const char* kernel_name(sm_kind kind, bool backward) {
   switch (kind) {
-    case sm_kind::rows_bulk: return backward ? "softmax_bwd_rows_bulk" : "softmax_fwd_rows_bulk";
     case sm_kind::rows_warp: return backward ? "softmax_bwd_rows_warp" : "softmax_fwd_rows_warp";
     case sm_kind::rows_block: return backward ? "softmax_bwd_rows_block" : "softmax_fwd_rows_block";
     case sm_kind::channels: return backward ? "softmax_bwd_channels_strided" : "softmax_fwd_channels_strided";
@@ -779,63 +702,6 @@ std::pair<int, int> warp_shape(int64_t length) {
   return {lanes, warp_short_elements};
 }
 
-// rows_bulk takes rows_warp's 32-lane rows (257 to 1024 elements) whose every row starts on a
-// 16-byte boundary and is a whole number of 16-byte vectors: the bulk copies move 16-byte
-// multiples between 16-byte-aligned addresses. (The pointers are checked when the call runs; if
-// one is not 16-byte aligned the call runs rows_warp's kernel, whose results are the same bits.)
-// Forward only: the backward's two inputs per row are rows_warp's.
-std::string bulk_support(const sm_desc& d) {
-  const char* warp_name = kernel_name(sm_kind::rows_warp, d.backward);
-  if (d.backward) return std::string("the staged form is forward-only (") + warp_name + " takes the rows)";
-  if (std::string why = rows_support(d, sm_kind::rows_warp); !why.empty()) return why;
-  if (warp_shape(d.length).first < 32)
-    return "rows of " + std::to_string(d.length) + " elements share a warp (" + warp_name + " packs them)";
-  const int64_t element_bytes = d.in->data_type == TSRP_DATA_FLOAT ? 4 : 2;
-  if (d.length * element_bytes % 16 != 0)
-    return "rows of " + std::to_string(d.length * element_bytes) + " bytes are not whole 16-byte vectors (" +
-           warp_name + " takes them)";
-  for (int s = 0; s < sm_slots; ++s) {
-    const tsrpTensor* t = d.data[s];
-    if (t == nullptr) continue;
-    for (int i = 0; i < t->ndims; ++i)
-      if (!is_reduced(d.mode, i) && t->dims[i] > 1 && t->strides[i] * element_bytes % 16 != 0)
-        return quoted(d.names[s]) + "'s rows do not start on 16-byte boundaries (stride " +
-               std::to_string(t->strides[i]) + " of dim " + std::to_string(i) + "; " + warp_name + " takes them)";
-  }
-  return {};
-}
-
-// TESSERA_CUDA_SOFTMAX_BULK=0 sends rows_bulk's problems to rows_warp's kernel, to measure one
-// against the other in one process; TESSERA_CUDA_SOFTMAX_BULK_STAGES=n (2-8) sets the rows in
-// flight per warp (fewer where the 48 KB per block would not hold them).
-bool bulk_enabled() {
-  static const bool enabled = launch_override("TESSERA_CUDA_SOFTMAX_BULK", 1, 0, 1) != 0;
-  return enabled;
-}
-
-template <typename T>
-bool run_rows_bulk(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, const rows_params& g) {
-  constexpr int V = norm_max_vector<T>;
-  if (!bulk_enabled() || !norm_aligned(q.in, 16) || !norm_aligned(q.out, 16)) return false;
-  static const int wanted_stages = launch_override("TESSERA_CUDA_SOFTMAX_BULK_STAGES", 4, 2, 8);
-  constexpr int warps = bulk_block_threads / 32;
-  const uint32_t row_bytes = static_cast<uint32_t>(d.length * static_cast<int64_t>(sizeof(T)));
-  int stages = wanted_stages;
-  while (stages > 2 && bulk_ring_shared_bytes(warps, stages, row_bytes) > bulk_shared_limit) --stages;
-  const size_t shared = bulk_ring_shared_bytes(warps, stages, row_bytes);
-  if (shared > bulk_shared_limit) return false;  // rows of at most 4 KB: unreachable, kept as a guard
-  // Every warp of the grid resident at once (1 KB of each block's shared memory is the system's),
-  // and at least bulk_min_rows_per_warp rows per warp: a ring that is only filled once hides
-  // nothing (and the conformance shapes then cycle the ring).
-  const int64_t per_sm = std::min<int64_t>(bulk_max_blocks_per_sm, sm90_shared_per_sm / (shared + 1024));
-  const int64_t blocks =
-      std::min<int64_t>(norm_ceil_div(d.rows, int64_t{warps} * bulk_min_rows_per_warp), per_sm * sm_count_of(ctx));
-  softmax_fwd_rows_bulk_kernel<T, V, warp_long_elements / V>
-      <<<static_cast<unsigned int>(blocks), bulk_block_threads, shared, ctx.stream()>>>(
-          static_cast<const T*>(q.in), static_cast<T*>(q.out), g, stages);
-  return true;
-}
-
 template <typename T>
 void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind kind, float alpha, float beta) {
   rows_params g{};
@@ -855,7 +721,6 @@ void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind
     }
     return true;
   };
-  if (kind == sm_kind::rows_bulk && fits(norm_max_vector<T>) && run_rows_bulk<T>(ctx, d, q, g)) return;
   const int sms = sm_count_of(ctx);
   const auto launch = [&](auto width) {
     constexpr int V = decltype(width)::value;
@@ -977,10 +842,6 @@ void run_strided(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, floa
 
 constexpr const char* notes_of(sm_kind kind) {
   switch (kind) {
-    case sm_kind::rows_bulk:
-      return "rows_warp's rows of 257-1024 elements in whole 16-byte vectors, forward: each warp keeps its next "
-             "rows (2-4) in flight as bulk copies (cp.async.bulk, sm_90) into shared memory while it computes "
-             "one; the math and the results are rows_warp's, bit for bit.";
     case sm_kind::rows_warp:
       return "Rows that are one dense run in every tensor (NHWC channel mode, N x C, packed instance mode), "
              "up to 1024 elements: 1 to 32 lanes per row hold it in registers, one read and one write (16-byte "
@@ -1014,7 +875,6 @@ struct softmax_traits {
     const sm_desc d = describe(p, Backward);
     if (std::string why = common_support(p, d); !why.empty()) return why;
     switch (Kind) {
-      case sm_kind::rows_bulk: return bulk_support(d);
       case sm_kind::rows_warp:
       case sm_kind::rows_block: return rows_support(d, Kind);
       case sm_kind::channels: return channels_support(d);
@@ -1029,7 +889,6 @@ struct softmax_traits {
     dispatch_storage_type(d.in->data_type, [&](auto tag) {
       using T = decltype(tag);
       switch (Kind) {
-        case sm_kind::rows_bulk:
         case sm_kind::rows_warp:
         case sm_kind::rows_block: run_rows<T>(ctx, d, q, Kind, a.alpha, a.beta); break;
         case sm_kind::channels: run_channels<T>(ctx, d, q, a.alpha, a.beta); break;
@@ -1041,7 +900,6 @@ struct softmax_traits {
 
 template <bool Backward>
 void add_direction(kernel_list& out) {
-  if constexpr (!Backward) out.push_back(make_kernel<softmax_traits<sm_kind::rows_bulk, false>>());
   out.push_back(make_kernel<softmax_traits<sm_kind::rows_warp, Backward>>());
   out.push_back(make_kernel<softmax_traits<sm_kind::rows_block, Backward>>());
   out.push_back(make_kernel<softmax_traits<sm_kind::channels, Backward>>());

@@ -326,7 +326,6 @@ const ln_shape k_ln_shapes[] = {
     {"size_one_1x1", {1, 1}, 1},
     {"prime_3x13x11", {3, 13, 11}, 2},
     {"bert_2x7x768", {2, 7, 768}, 2},
-    {"many_rows_2048x320", {2048, 320}, 1},  // the CUDA staged forward cycles each warp's ring
 };
 
 // layout 0: row-major; 1: x channels-last (not row-major); 2: x row-major, output channels-last.

@@ -251,9 +251,8 @@ if has variants; then
   # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
   # the afternoon), lnorm_prefetch (the forward row kernel with or without the next row's
-  # prefetch; decided in the night's run 2: without), pool_max3x3s2 (3x3/2 max pooling on its
-  # own kernels or the tiles, per direction), softmax_bulk and lnorm_staged (the row kernels'
-  # rings of bulk copies, on or off, and their depth; 2026-12-04).
+  # prefetch; decided in the night's run 2: without) and pool_max3x3s2 (3x3/2 max pooling on its
+  # own kernels or the tiles, per direction, and the backward's two forms).
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
@@ -276,19 +275,6 @@ if has variants; then
     # The backward's two forms on its own kernel (pooling_max3x3s2.cuh): 1 shuffle, 0 recompute.
     time_variants TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM "1 0" pool_bwd_form '--pool|^--dir=BWD_D mb256ic64'
     test_variant TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM 0 pool_bwd_form '*Pooling*/cuda'
-  fi
-  if want softmax_bulk; then
-    # The softmax forward's rows through each warp's ring of bulk copies (rows_bulk) or straight
-    # into registers (rows_warp), then the ring's depth.
-    time_variants TESSERA_CUDA_SOFTMAX_BULK "1 0" softmax_bulk '--softmax'
-    time_variants TESSERA_CUDA_SOFTMAX_BULK_STAGES "2 3 6" softmax_bulk_stages '--softmax'
-    test_variant TESSERA_CUDA_SOFTMAX_BULK_STAGES 2 softmax_bulk_stages '*Softmax*/cuda'
-  fi
-  if want lnorm_staged; then
-    time_variants TESSERA_CUDA_LNORM_STAGED "1 0" lnorm_staged '--lnorm'
-    time_variants TESSERA_CUDA_LNORM_STAGES "2 3 6" lnorm_stages '--lnorm'
-    test_variant TESSERA_CUDA_LNORM_STAGED 0 lnorm_staged '*LayerNorm*/cuda:*RmsNorm*/cuda'
-    test_variant TESSERA_CUDA_LNORM_STAGES 2 lnorm_stages '*LayerNorm*/cuda:*RmsNorm*/cuda'
   fi
   if want lnorm_prefetch; then
     time_variants TESSERA_CUDA_LNORM_PREFETCH "1 0" lnorm_prefetch '--lnorm'
@@ -341,7 +327,7 @@ if has suites; then
   # both libraries are tuned for; the others as their files give them. SUITES narrows the list,
   # SUITE_TIMEOUT bounds each (the N=256 backward-filter and memory-bound suites take over 120 s).
   for suite in ${SUITES:-resnet50 resnet50_bwd_data resnet50_bwd_filter resnet50_mb256 resnet50_bwd_data_mb256 \
-                resnet50_bwd_filter_mb256 mobilenet_v2 vgg16 unet3d small_c_stems memory_bound lstm host_overhead}; do
+                resnet50_bwd_filter_mb256 mobilenet_v2 mobilenet_v2_bwd_filter vgg16 unet3d small_c_stems memory_bound lstm host_overhead}; do
     [ -f "$c/suites/$suite.txt" ] || continue
     (( DEADLINE - SECONDS < 30 )) && { row "suite $suite" "not run: the call's deadline"; continue; }
     case "$suite" in
