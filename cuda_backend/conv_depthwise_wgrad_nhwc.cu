@@ -24,6 +24,7 @@
 // The chunking is a function of the problem alone (planned for the H200, whatever device runs it),
 // so the same problem gives the same bits on every GPU and in both the vector and element paths.
 #include "conv_depthwise_support.hpp"
+#include "conv_depthwise_wgrad_plan.hpp"
 #include "cuda_context.hpp"
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
@@ -46,23 +47,8 @@ namespace {
 using depthwise::direction;
 
 constexpr int max_taps = 9;  // R * S: one fp32 register per tap and channel of the thread
-constexpr int threads = 256;
-constexpr int blocks_per_sm = 2;  // __launch_bounds__(threads, 2): at most 128 registers per thread
-
-// The chunking (plan_chunks). A thread walks its chunk's pixels one after another, about one
-// memory round trip each, so pass 1 takes at least (pixels per chunk) x (latency); with every
-// thread slot of the GPU busy that is also about what the bytes take (Little's law). So chunks are
-// sized for one wave of threads on the planning GPU, pixels * vectors / wave_threads pixels each,
-// kept within [16, 264]: 264 keeps the partials (9 taps x 4 bytes per channel and chunk) under 4% of
-// the bytes pass 1 reads (264 pixels x 2 tensors x 2 or 4 bytes per channel) once the problem has
-// more than a wave of work; 16 keeps a small problem's partials below its bytes of x and dy. Below
-// 264 the partials are at most one wave of slices (19.5 MB for 3x3 in fp16). Past 64 MiB (x above
-// about 1 GB in fp16) chunks grow beyond 264 pixels instead: 264 is a target, not a bound.
-constexpr int64_t target_pixels_per_chunk = 264;
-constexpr int64_t min_pixels_per_chunk = 16;
-constexpr int planning_sms = 132;  // the H200's; fixed so that the plan (and the bits) do not depend on the device
-constexpr int64_t wave_threads = int64_t{planning_sms} * blocks_per_sm * threads;
-constexpr int64_t max_workspace_bytes = int64_t{64} << 20;
+constexpr int threads = depthwise::wgrad_pass1_threads;
+constexpr int blocks_per_sm = depthwise::wgrad_pass1_blocks_per_sm;
 
 // Pass 2: a block adds the partials of 8 consecutive (tap, c) slots, one 32-byte sector of each
 // chunk's slice per row, over 128 rows of chunks: wide enough that a few blocks (C = 32: 36 of
@@ -70,36 +56,9 @@ constexpr int64_t max_workspace_bytes = int64_t{64} << 20;
 constexpr int reduce_columns = 8;
 constexpr int reduce_rows = 128;
 
-struct chunk_plan {
-  int64_t pixels = 0;            // N * P * Q
-  int64_t pixels_per_chunk = 0;  // the last chunk may have fewer
-  int64_t chunks = 0;            // 0 when there are no pixels: pass 2 then writes beta * dw
-  int64_t slice = 0;             // partial sums per chunk: taps * C
-
-  size_t workspace_bytes() const { return size_t(chunks) * size_t(slice) * sizeof(float); }
-};
-
-// `vector`: channels per thread on the 16-byte path, which sizes the plan in both paths (so that
-// the workspace does not depend on pointer alignment).
-chunk_plan plan_chunks(const depthwise::geometry& g, int vector) {
-  chunk_plan plan;
-  plan.pixels = int64_t{g.n} * g.p * g.q;
-  plan.slice = int64_t{g.r} * g.s * g.c;
-  if (plan.pixels == 0 || plan.slice == 0) return plan;
-  const int64_t vectors = (int64_t{g.c} + vector - 1) / vector;
-  // Pixels per chunk for one thread per (chunk, channel vector) on every resident thread slot.
-  const int64_t per_wave = (plan.pixels * vectors + wave_threads - 1) / wave_threads;
-  int64_t per_chunk = std::clamp(per_wave, min_pixels_per_chunk, target_pixels_per_chunk);
-  int64_t chunks = (plan.pixels + per_chunk - 1) / per_chunk;
-  const int64_t slice_bytes = plan.slice * int64_t{sizeof(float)};
-  const int64_t max_chunks = std::max<int64_t>(1, max_workspace_bytes / slice_bytes);
-  if (chunks > max_chunks) {
-    per_chunk = (plan.pixels + max_chunks - 1) / max_chunks;
-    chunks = (plan.pixels + per_chunk - 1) / per_chunk;
-  }
-  plan.pixels_per_chunk = per_chunk;
-  plan.chunks = chunks;
-  return plan;
+// The chunk plan for a problem's geometry (conv_depthwise_wgrad_plan.hpp).
+depthwise::chunk_plan plan_chunks(const depthwise::geometry& g, int vector) {
+  return depthwise::plan_wgrad_chunks(int64_t{g.n} * g.p * g.q, int64_t{g.r} * g.s, g.c, vector);
 }
 
 // Loads Vec elements of T as floats: one 16-byte load on the vector path.
@@ -255,7 +214,7 @@ struct depthwise_wgrad_traits {
   // Memory-bound: x and dy once (the taps of neighbouring pixels from cache), the partials written
   // and read, dw written (and read with beta); two launches.
   static double estimate_us(const problem_type& p) {
-    const chunk_plan plan = plan_chunks(depthwise::geometry_of(p), vector);
+    const depthwise::chunk_plan plan = plan_chunks(depthwise::geometry_of(p), vector);
     const double bytes = double(element_count(p.x) + element_count(p.y) + 2 * element_count(p.w)) * sizeof(T) +
                          2.0 * double(plan.workspace_bytes());
     return bytes / 3.0e6 + 8.0;
@@ -267,7 +226,7 @@ struct depthwise_wgrad_traits {
     require_pointer(a.dy, element_count(p.y), "dy");
     require_pointer(a.dw, element_count(p.w), "dw");
     const depthwise::geometry g = depthwise::geometry_of(p);
-    const chunk_plan plan = plan_chunks(g, vector);
+    const depthwise::chunk_plan plan = plan_chunks(g, vector);
     auto* partials = static_cast<float*>(workspace);
     if (plan.chunks > 0) {
       // The glue has checked the size against workspace(); the partials are fp32.
