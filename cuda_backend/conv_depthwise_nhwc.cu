@@ -160,7 +160,7 @@ struct depthwise_op<direction::backward_data> {
 
 template <int32_t DataType, direction Direction>
 struct depthwise_traits {
-  using T = typename depthwise::element<DataType>::type;
+  using T = typename storage_type<DataType>::type;
   using op = depthwise_op<Direction>;
   using problem_type = tsrpConvolutionProblem;
   using args_type = typename op::args_type;

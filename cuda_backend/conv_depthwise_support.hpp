@@ -6,7 +6,7 @@
 //
 // The problem describes the forward convolution in every direction (plugin_abi_convolution.h):
 // x is dx for backward data, w is dw for backward filter, y is dy for both backward directions.
-// Included by .cu files only (the element types come from cuda_fp16.h / cuda_bf16.h).
+// Included by .cu files only (element_types.cuh brings cuda_fp16.h / cuda_bf16.h).
 #pragma once
 
 #include "element_types.cuh"
@@ -54,22 +54,6 @@ inline geometry geometry_of(const tsrpConvolutionProblem& p) {
   g.dilation_w = static_cast<int>(p.dilation[1]);
   return g;
 }
-
-// The storage type of each data type the kernels are instantiated for.
-template <int32_t DataType>
-struct element;
-template <>
-struct element<TSRP_DATA_FLOAT> {
-  using type = float;
-};
-template <>
-struct element<TSRP_DATA_HALF> {
-  using type = __half;
-};
-template <>
-struct element<TSRP_DATA_BFLOAT16> {
-  using type = __nv_bfloat16;
-};
 
 // "conv_<direction>_depthwise_nhwc_<type>": the names users and tuning files know the kernels by.
 template <int32_t DataType, direction Direction>

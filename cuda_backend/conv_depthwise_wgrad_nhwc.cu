@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(reduce_columns * reduce_rows)
 
 template <int32_t DataType>
 struct depthwise_wgrad_traits {
-  using T = typename depthwise::element<DataType>::type;
+  using T = typename storage_type<DataType>::type;
   static constexpr int vector = 16 / sizeof(T);
   using problem_type = tsrpConvolutionProblem;
   using args_type = tsrpConvolutionBackwardFilterArgs;

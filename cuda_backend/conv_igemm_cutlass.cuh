@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cuda_errors.hpp"
+#include "element_types.cuh"
 
 #include <tessera/plugin_abi.h>
 
@@ -49,17 +50,9 @@ struct cutlass_element<TSRP_DATA_FLOAT> {
 };
 
 // The CUDA type of the same storage type, for the kernels of our own around CUTLASS's (the
-// strided dgrad's gather and scaling, the split-K wgrad's reduction).
+// strided dgrad's gather and scaling, the split-K wgrad's reduction): element_types.cuh's.
 template <int32_t DataType>
-struct cuda_element;
-template <>
-struct cuda_element<TSRP_DATA_HALF> {
-  using type = __half;
-};
-template <>
-struct cuda_element<TSRP_DATA_BFLOAT16> {
-  using type = __nv_bfloat16;
-};
+using cuda_element = storage_type<DataType>;
 
 // Empty when CUTLASS's can_implement accepts `args` (built with null pointers: it looks at shapes
 // only). Our own checks run first and name the argument; this is the backstop for TMA limits we

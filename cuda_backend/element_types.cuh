@@ -52,6 +52,23 @@ inline const char* data_type_name(int32_t data_type) {
   }
 }
 
+// The storage type of a floating data type known at compile time (kernel traits templated on it):
+// the same mapping as dispatch_storage_type below.
+template <int32_t DataType>
+struct storage_type;
+template <>
+struct storage_type<TSRP_DATA_FLOAT> {
+  using type = float;
+};
+template <>
+struct storage_type<TSRP_DATA_HALF> {
+  using type = __half;
+};
+template <>
+struct storage_type<TSRP_DATA_BFLOAT16> {
+  using type = __nv_bfloat16;
+};
+
 // Calls f(T{}) with T the storage type of `data_type`; the caller has checked is_floating_storage.
 template <typename F>
 void dispatch_storage_type(int32_t data_type, F&& f) {
