@@ -163,16 +163,13 @@ __global__ void __launch_bounds__(row_max_threads)
 
 // Forward with one warp per row, for rows of 32 to 32 * 32 elements in 16-byte vectors (the
 // transformer case: 1024 halves are 4 vectors per lane). Reductions stay inside the warp (no
-// block barrier), and each warp streams its rows with the next row's loads issued before the
-// current row's statistics, so a row's load latency hides behind the previous row's arithmetic.
-// The row is kept as raw 16-byte words (4 registers each) and widened again in each pass.
+// block barrier). The row is kept as raw 16-byte words (4 registers each) and widened again in
+// each pass, which fits 64 registers: 4 blocks of 256 per SM, the loads of many warps in flight.
 // Launched with warp_rows rows per warp: short blocks, which the hardware balances to the end.
-// Prefetch = false (the default) keeps loads in flight the other way: no next row in registers,
-// so it fits 64 registers (4 blocks of 256 per SM rather than 3 at the 78-88 the prefetching form
-// takes) and more warps wait on their own row instead. H200, 65536 x 1024 fp16 (night run 2 of
-// 2026-12-03): 3.15 TB/s against 2.69 with the prefetch. TESSERA_CUDA_LNORM_PREFETCH=1 restores it.
-template <typename T, int V, bool Rms, bool Prefetch>
-__global__ void __launch_bounds__(warp_row_threads, Prefetch ? 1 : 4)
+// (A form that loaded the next row before the current row's statistics took 78-88 registers and
+// ran at 2.69 TB/s against this kernel's 3.15; H200, 65536 x 1024 fp16, night run 2 of 2026-12-03.)
+template <typename T, int V, bool Rms>
+__global__ void __launch_bounds__(warp_row_threads, 4)
     norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
                            const float* bias, float* mean_out, float* inv_out) {
   constexpr int words = warp_row_elements / V;
@@ -181,30 +178,14 @@ __global__ void __launch_bounds__(warp_row_threads, Prefetch ? 1 : 4)
   const int nvec = g.inner / V;
   const float inv_inner = 1.0f / static_cast<float>(g.inner);
   int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  norm_word<T, V> current[words], next[Prefetch ? words : 1];
-  int64_t base[norm_slots] = {0, 0, 0}, next_base[norm_slots] = {0, 0, 0};
-  if (Prefetch && row < g.rows) {
+  norm_word<T, V> current[words];
+  int64_t base[norm_slots] = {0, 0, 0};
+  // The trip count is the same for the 32 lanes of a warp: the shuffles see every lane.
+  for (; row < g.rows; row += warps) {
     g.outer.offsets(row, base);
 #pragma unroll
     for (int i = 0; i < words; ++i)
       if (lane + 32 * i < nvec) current[i] = load_word<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V);
-  }
-  // The trip count is the same for the 32 lanes of a warp: the shuffles see every lane.
-  for (; row < g.rows; row += warps) {
-    if constexpr (Prefetch) {
-      const int64_t following = row + warps;
-      if (following < g.rows) {
-        g.outer.offsets(following, next_base);
-#pragma unroll
-        for (int i = 0; i < words; ++i)
-          if (lane + 32 * i < nvec) next[i] = load_word<T, V>(x + next_base[0] + static_cast<int64_t>(lane + 32 * i) * V);
-      }
-    } else {
-      g.outer.offsets(row, base);
-#pragma unroll
-      for (int i = 0; i < words; ++i)
-        if (lane + 32 * i < nvec) current[i] = load_word<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V);
-    }
     float mean = 0.0f, inv;
     if constexpr (Rms) {
       float sq = 0.0f;
@@ -269,11 +250,100 @@ __global__ void __launch_bounds__(warp_row_threads, Prefetch ? 1 : 4)
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
     }
-    if constexpr (Prefetch) {
+  }
+}
+
+// The lean form of the kernel above (TESSERA_CUDA_LNORM_LEAN=1; not yet run on a GPU, so off by
+// default). The softmax row kernel of the same shape was bound by instruction issue and ran 1.45x
+// faster once its instructions per element were cut (2026-12-04); this form does the same here:
+// the row widened to fp32 once and kept so (32 registers instead of 16 raw, one conversion per
+// element instead of three), the sums as independent chains per word, scale and bias chosen
+// once per launch (HasScale, HasBias template parameters: no per-element branches) and folded
+// into one FMA per element, and the per-row work (offsets, statistics, stores of mean/inv) left
+// as it was. Results equal the kernel above's up to the order of the per-lane sums.
+template <typename T, int V, bool Rms, bool HasScale, bool HasBias>
+__global__ void __launch_bounds__(warp_row_threads, 4)
+    norm_rows_forward_warp_lean(const T* x, T* y, rows_params g, const float* scale,
+                                const float* bias, float* mean_out, float* inv_out) {
+  constexpr int words = warp_row_elements / V;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int nvec = g.inner / V;
+  const float inv_inner = 1.0f / static_cast<float>(g.inner);
+  int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  int64_t base[norm_slots] = {0, 0, 0};
+  for (; row < g.rows; row += warps) {
+    g.outer.offsets(row, base);
+    float v[words][V];
 #pragma unroll
-      for (int i = 0; i < words; ++i) current[i] = next[i];
+    for (int i = 0; i < words; ++i) {
+      if (lane + 32 * i < nvec) {
+        load_floats<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V, v[i]);
+      } else {
 #pragma unroll
-      for (int k = 0; k < norm_slots; ++k) base[k] = next_base[k];
+        for (int j = 0; j < V; ++j) v[i][j] = 0.0f;  // padding: adds nothing to sum or squares
+      }
+    }
+    float mean = 0.0f;
+    if constexpr (!Rms) {
+      float sums[words];
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        sums[i] = v[i][0];
+#pragma unroll
+        for (int j = 1; j < V; ++j) sums[i] += v[i][j];
+      }
+      float sum = sums[0];
+#pragma unroll
+      for (int i = 1; i < words; ++i) sum += sums[i];
+      mean = group_sum_all(sum, 32) * inv_inner;
+    }
+    // Two-pass (centred) squares for layer norm; padding words are skipped, their (0 - mean)^2
+    // is not part of the row.
+    float squares[words];
+#pragma unroll
+    for (int i = 0; i < words; ++i) {
+      squares[i] = 0.0f;
+      if (lane + 32 * i < nvec) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const float d = v[i][j] - mean;
+          squares[i] = fmaf(d, d, squares[i]);
+        }
+      }
+    }
+    float sq = squares[0];
+#pragma unroll
+    for (int i = 1; i < words; ++i) sq += squares[i];
+    const float inv = 1.0f / sqrtf(group_sum_all(sq, 32) * inv_inner + g.epsilon);
+#pragma unroll
+    for (int i = 0; i < words; ++i) {
+      const int vec = lane + 32 * i;
+      if (vec < nvec) {
+        const int col = vec * V;
+        float s[V], b[V];
+        if constexpr (HasScale) load_params<V>(scale + col, g.params_vec, s);
+        if constexpr (HasBias) load_params<V>(bias + col, g.params_vec, b);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const float h = (v[i][j] - mean) * inv;
+          if constexpr (HasScale && HasBias) {
+            out[j] = fmaf(h, s[j], b[j]);
+          } else if constexpr (HasScale) {
+            out[j] = h * s[j];
+          } else if constexpr (HasBias) {
+            out[j] = h + b[j];
+          } else {
+            out[j] = h;
+          }
+        }
+        store_floats<T, V>(y + base[1] + col, out);
+      }
+    }
+    if (lane == 0) {
+      if (mean_out) mean_out[row] = mean;
+      if (inv_out) inv_out[row] = inv;
     }
   }
 }
@@ -803,15 +873,30 @@ template <typename T, int V, bool Rms>
 void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
   // TESSERA_CUDA_LNORM_ROWS_PER_WARP overrides warp_rows, to measure (launch_overrides.hpp).
   static const int rows_per_warp = launch_override("TESSERA_CUDA_LNORM_ROWS_PER_WARP", warp_rows, 1, 1 << 16);
-  // TESSERA_CUDA_LNORM_PREFETCH=1 runs the form with the next row's prefetch (fewer blocks per SM).
-  static const bool prefetch = launch_override("TESSERA_CUDA_LNORM_PREFETCH", 0, 0, 1) != 0;
+  // TESSERA_CUDA_LNORM_LEAN=1 runs the lean form (see the kernel), to verify and time.
+  static const bool lean = launch_override("TESSERA_CUDA_LNORM_LEAN", 0, 0, 1) != 0;
   const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
-  if (prefetch) {
-    norm_rows_forward_warp<T, V, Rms, true><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
-        static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale, q.bias, q.mean_out, q.inv_out);
+  const T* x = static_cast<const T*>(q.x);
+  T* y = static_cast<T*>(q.y);
+  if (!lean) {
+    norm_rows_forward_warp<T, V, Rms><<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias,
+                                                                                       q.mean_out, q.inv_out);
+    return;
+  }
+  const auto launch = [&](auto has_scale, auto has_bias) {
+    norm_rows_forward_warp_lean<T, V, Rms, decltype(has_scale)::value, decltype(has_bias)::value>
+        <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
+  };
+  using yes = std::true_type;
+  using no = std::false_type;
+  if (q.scale && q.bias) {
+    launch(yes{}, yes{});
+  } else if (q.scale) {
+    launch(yes{}, no{});
+  } else if (q.bias) {
+    launch(no{}, yes{});
   } else {
-    norm_rows_forward_warp<T, V, Rms, false><<<blocks, warp_row_threads, 0, ctx.stream()>>>(
-        static_cast<const T*>(q.x), static_cast<T*>(q.y), g, q.scale, q.bias, q.mean_out, q.inv_out);
+    launch(no{}, no{});
   }
 }
 

@@ -57,6 +57,7 @@
 #pragma once
 
 #include "pooling_geometry.cuh"
+#include "pooling_packed_max.cuh"
 #include "pooling_reduction.cuh"
 
 #include <cuda_runtime.h>
@@ -587,6 +588,77 @@ __global__ void __launch_bounds__(max3x3s2_threads)
 #pragma unroll
     for (int l = 0; l < Lanes; ++l) result.v[l] = blend(lanes[l].result(9, 9), alpha, beta, old.v[l]);
     store_pack<T, Lanes>(out, result);
+  }
+}
+
+
+// Forward, packed form (TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM=1; not yet run on a GPU, so off by
+// default): the items and strips of the kernel above, with
+//   - the maximum taken on whole 16-byte words in the packed min/max instructions
+//     (pooling_packed_max.cuh): per output vector 9 x 4 instructions instead of a conversion and
+//     a maximum (fp16/bf16) per lane and tap, 9 x 16 of them;
+//   - the bottom tap row of window oh, which is the top row of window oh + 1, reduced once and
+//     carried: 6 loads a step instead of 9 after the first;
+//   - alpha = 1 and beta = 0 storing the word as it is (the maximum is exact), any other blend
+//     widened to fp32 as blend() does.
+// A window is never empty (pad_before and pad_after are below the window: the API checks), so a
+// chain starting from NaN (skip) or -inf (keep) always takes at least one tap.
+template <typename T, int Lanes, pool_op Op>
+__global__ void __launch_bounds__(max3x3s2_threads)
+    pool_fwd_max3x3s2_packed_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y,
+                                    operand_strides ys, pool_geometry g, int64_t items, float alpha, float beta) {
+  static_assert(Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan, "max pooling only");
+  static_assert(Lanes * sizeof(T) == sizeof(uint4), "one 16-byte vector per item");
+  constexpr bool keep_nan = Op == pool_op::max_propagate_nan;
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= items) return;
+  const int32_t vectors = g.c / Lanes;
+  const int32_t strips = (g.out[1] + max3x3s2_strip - 1) / max3x3s2_strip;
+  int64_t rest = item;
+  const int32_t v = static_cast<int32_t>(rest % vectors);
+  rest /= vectors;
+  const int32_t ow = static_cast<int32_t>(rest % g.out[2]);
+  rest /= g.out[2];
+  const int32_t strip = static_cast<int32_t>(rest % strips);
+  const int64_t n = rest / strips;
+  const int32_t c = v * Lanes;
+  const T* x_plane = x + n * xs.n + c * xs.c;
+  T* y_plane = y + n * ys.n + c * ys.c;
+  const int32_t w0 = 2 * ow - g.pad[2];
+  const uint4 start = keep_nan ? packed_lowest_word<T>() : packed_nan_word<T>();
+  // The maximum of one tap row of a window (start when the row lies in the padding).
+  const auto row_max = [&](int32_t ih) {
+    uint4 m = start;
+    if (ih < 0 || ih >= g.in[1]) return m;
+#pragma unroll
+    for (int kw = 0; kw < 3; ++kw) {
+      const int32_t iw = w0 + kw;
+      if (iw < 0 || iw >= g.in[2]) continue;
+      m = packed_max<T, keep_nan>(m, *reinterpret_cast<const uint4*>(x_plane + ih * xs.h + iw * xs.w));
+    }
+    return m;
+  };
+  const int32_t first = strip * max3x3s2_strip;
+  const int32_t last = min(first + max3x3s2_strip, g.out[1]);
+  uint4 carried = row_max(2 * first - g.pad[1]);  // the top row of the strip's first window
+  const bool plain = alpha == 1.0f && beta == 0.0f;
+  for (int32_t oh = first; oh < last; ++oh) {
+    const int32_t h0 = 2 * oh - g.pad[1];
+    const uint4 middle = row_max(h0 + 1);
+    const uint4 bottom = row_max(h0 + 2);
+    const uint4 m = packed_max<T, keep_nan>(packed_max<T, keep_nan>(carried, middle), bottom);
+    carried = bottom;
+    T* out = y_plane + oh * ys.h + ow * ys.w;
+    if (plain) {
+      *reinterpret_cast<uint4*>(out) = m;
+      continue;
+    }
+    lane_pack<T, Lanes> r, old{};
+    memcpy(&r, &m, sizeof(m));
+    if (beta != 0.0f) old = load_pack<T, Lanes>(out);  // never read when beta is 0 (NaN poison)
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) r.v[l] = blend(to_float(r.v[l]), alpha, beta, old.v[l]);
+    store_pack<T, Lanes>(out, r);
   }
 }
 

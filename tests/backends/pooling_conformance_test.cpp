@@ -14,6 +14,8 @@
 #include <tessera_common/problem_descriptor.hpp>
 #include <tessera_common/shape_inference.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -83,10 +85,28 @@ struct pool_desc_owner {
   operator tsrPoolingDescriptor_t() const { return d; }
 };
 
+// NaN in x for the NaN rules of max pooling: every seventh stored element, and the first three rows
+// of the first image entirely (its top windows then see only NaN, which both rules give as NaN).
+void sprinkle_nans(ref::host_tensor& x) {
+  float* v = x.data();
+  for (int64_t i = 0; i < x.extent(); i += 7) v[i] = NAN;
+  const tsrpTensor& d = x.desc();
+  std::vector<int64_t> index(static_cast<size_t>(d.ndims), 0);
+  for (int64_t c = 0; c < d.dims[1]; ++c)
+    for (int64_t h = 0; h < std::min<int64_t>(3, d.dims[2]); ++h)
+      for (int64_t w = 0; w < d.dims[3]; ++w) {
+        index[1] = c;
+        index[2] = h;
+        index[3] = w;
+        x.at(index.data()) = NAN;
+      }
+}
+
 bool run_forward(tsrHandle_t h, const tsrKernelInfo_t& k, const tsrpPoolingProblem& p, float alpha,
-                 float beta, uint32_t seed, std::string* declined) {
+                 float beta, uint32_t seed, std::string* declined, bool nan_inputs = false) {
   ref::host_tensor x(p.x), y0(p.y);
   ref::fill_integers(x, ref::fill_spec{-4, 4, 1.0}, seed);
+  if (nan_inputs) sprinkle_nans(x);
   ref::fill_integers(y0, ref::fill_spec{-3, 3, 1.0}, seed + 1);
   desc_owner xd(p.x), yd(p.y);
   pool_desc_owner pd(p);
@@ -208,6 +228,38 @@ TEST_P(PoolingConformance, pooling_forward_matches_the_reference) {
 
 TEST_P(PoolingConformance, pooling_backward_matches_the_reference) {
   pooling_sweep(h_, GetParam().name, true);
+}
+
+// Max pooling over inputs with NaN, under both NaN rules (the sweep above has no NaN inputs and
+// only the default rule): the 2-D shapes, every storage type, channels-last and NCHW, both blends.
+// Our CUDA kernels only: oneDNN has no NaN rule (its kernel's description says so; measured here:
+// all-NaN windows give the lowest value and PROPAGATE skips NaN), and what cuDNN does with NaN is
+// cuDNN's to define.
+TEST_P(PoolingConformance, max_pooling_nan_rules_match_the_reference) {
+  if (std::string(GetParam().name) != "cuda") GTEST_SKIP() << "NaN rules are checked on our CUDA kernels only";
+  std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_POOLING_FORWARD);
+  if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no pooling forward kernel";
+  for (const tsrKernelInfo_t& k : ks) {
+    int ran = 0;
+    uint32_t seed = 900;
+    for (const pool_shape& s : k_pool_shapes) {
+      if (s.spatial != 2) continue;
+      for (int32_t rule : {TSRP_NOT_PROPAGATE_NAN, TSRP_PROPAGATE_NAN})
+        for (int32_t dt : {TSRP_DATA_FLOAT, TSRP_DATA_HALF, TSRP_DATA_BFLOAT16})
+          for (layout l : {layout::nchw, layout::nhwc})
+            for (auto [alpha, beta] : {std::pair<float, float>{1.0f, 0.0f}, {0.5f, 2.0f}}) {
+              SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + s.label +
+                           " nan_rule=" + std::to_string(rule) + " dt=" + tessera::common::data_type_name(dt) +
+                           (l == layout::nhwc ? " nhwc" : " nchw") + " alpha=" + std::to_string(alpha) +
+                           " beta=" + std::to_string(beta));
+              tsrpPoolingProblem p = make_problem(s, TSR_POOLING_MAX, dt, l);
+              p.nan_propagation = rule;
+              std::string why;
+              if (run_forward(h_, k, p, alpha, beta, seed++, &why, true)) ++ran;
+            }
+    }
+    EXPECT_GT(ran, 0) << k.backend_name << "/" << k.kernel_name << " declined every NaN case";
+  }
 }
 
 // The reference itself: max backward sends a tied window's gradient to its first element.

@@ -254,10 +254,10 @@ if has variants; then
   }
   # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
-  # the afternoon), lnorm_prefetch (the forward row kernel with or without the next row's
-  # prefetch; decided in the night's run 2: without) and pool_max3x3s2 (3x3/2 max pooling on its
-  # own kernels or the tiles, per direction, and the backward's two forms), softmax_lean (the
-  # softmax forward row kernel's lean form, not yet verified: off by default).
+  # the afternoon), lnorm_lean (the layer-norm forward warp kernel's lean form, to verify; the
+  # prefetching form lost in the night's run 2 of 2026-12-03 and was removed) and pool_max3x3s2
+  # (3x3/2 max pooling on its own kernels or the tiles, per direction, and the backward's two
+  # forms). The softmax forward's lean form was timed here and became the only one on 2026-12-04.
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
@@ -281,15 +281,17 @@ if has variants; then
     time_variants TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM "1 0" pool_bwd_form '--pool|^--dir=BWD_D mb256ic64'
     test_variant TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM 0 pool_bwd_form '*Pooling*/cuda'
   fi
-  if want softmax_lean; then
-    # The softmax forward row kernel's lean form (softmax_kernels.cu), written on 2026-12-04 and
-    # not yet run on a GPU: its conformance first, then both forms on the anchor lines.
-    test_variant TESSERA_CUDA_SOFTMAX_LEAN 1 softmax_lean '*Softmax*/cuda'
-    time_variants TESSERA_CUDA_SOFTMAX_LEAN "1 0" softmax_lean '--softmax'
+  if want pool_fwd_form; then
+    # The 3x3/2 max-pool forward's packed form (pooling_max3x3s2.cuh), not yet run on a GPU: its
+    # conformance first, then both forms on the anchor's forward line.
+    test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM 1 pool_fwd_form '*Pooling*/cuda'
+    time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM "1 0" pool_fwd_form '--pool'
   fi
-  if want lnorm_prefetch; then
-    time_variants TESSERA_CUDA_LNORM_PREFETCH "1 0" lnorm_prefetch '--lnorm'
-    test_variant TESSERA_CUDA_LNORM_PREFETCH 1 lnorm_prefetch '*LayerNorm*/cuda:*RmsNorm*/cuda'
+  if want lnorm_lean; then
+    # The layer-norm forward warp kernel's lean form (layer_norm_kernels.cu), not yet run on a GPU:
+    # its conformance first, then both forms on the anchor lines.
+    test_variant TESSERA_CUDA_LNORM_LEAN 1 lnorm_lean '*LayerNorm*/cuda:*RmsNorm*/cuda'
+    time_variants TESSERA_CUDA_LNORM_LEAN "1 0" lnorm_lean '--lnorm'
   fi
 fi
 
