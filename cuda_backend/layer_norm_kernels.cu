@@ -163,107 +163,19 @@ __global__ void __launch_bounds__(row_max_threads)
 
 // Forward with one warp per row, for rows of 32 to 32 * 32 elements in 16-byte vectors (the
 // transformer case: 1024 halves are 4 vectors per lane). Reductions stay inside the warp (no
-// block barrier). The row is kept as raw 16-byte words (4 registers each) and widened again in
-// each pass, which fits 64 registers: 4 blocks of 256 per SM, the loads of many warps in flight.
-// Launched with warp_rows rows per warp: short blocks, which the hardware balances to the end.
-// (A form that loaded the next row before the current row's statistics took 78-88 registers and
-// ran at 2.69 TB/s against this kernel's 3.15; H200, 65536 x 1024 fp16, night run 2 of 2026-12-03.)
-template <typename T, int V, bool Rms>
-__global__ void __launch_bounds__(warp_row_threads, 4)
-    norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
-                           const float* bias, float* mean_out, float* inv_out) {
-  constexpr int words = warp_row_elements / V;
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  const int nvec = g.inner / V;
-  const float inv_inner = 1.0f / static_cast<float>(g.inner);
-  int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  norm_word<T, V> current[words];
-  int64_t base[norm_slots] = {0, 0, 0};
-  // The trip count is the same for the 32 lanes of a warp: the shuffles see every lane.
-  for (; row < g.rows; row += warps) {
-    g.outer.offsets(row, base);
-#pragma unroll
-    for (int i = 0; i < words; ++i)
-      if (lane + 32 * i < nvec) current[i] = load_word<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V);
-    float mean = 0.0f, inv;
-    if constexpr (Rms) {
-      float sq = 0.0f;
-#pragma unroll
-      for (int i = 0; i < words; ++i) {
-        if (lane + 32 * i < nvec) {
-          float v[V];
-          unpack_floats<T, V>(current[i], v);
-#pragma unroll
-          for (int j = 0; j < V; ++j) sq = fmaf(v[j], v[j], sq);
-        }
-      }
-      inv = 1.0f / sqrtf(row_sum(sq, 32, nullptr) * inv_inner + g.epsilon);
-    } else {
-      float sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i < words; ++i) {
-        if (lane + 32 * i < nvec) {
-          float v[V];
-          unpack_floats<T, V>(current[i], v);
-#pragma unroll
-          for (int j = 0; j < V; ++j) sum += v[j];
-        }
-      }
-      mean = row_sum(sum, 32, nullptr) * inv_inner;
-      // Two-pass variance over the registers.
-      float sq = 0.0f;
-#pragma unroll
-      for (int i = 0; i < words; ++i) {
-        if (lane + 32 * i < nvec) {
-          float v[V];
-          unpack_floats<T, V>(current[i], v);
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            const float d = v[j] - mean;
-            sq = fmaf(d, d, sq);
-          }
-        }
-      }
-      inv = 1.0f / sqrtf(row_sum(sq, 32, nullptr) * inv_inner + g.epsilon);
-    }
-#pragma unroll
-    for (int i = 0; i < words; ++i) {
-      const int vec = lane + 32 * i;
-      if (vec < nvec) {
-        const int col = vec * V;
-        float v[V], s[V], b[V];
-        unpack_floats<T, V>(current[i], v);
-        if (scale) load_params<V>(scale + col, g.params_vec, s);
-        if (bias) load_params<V>(bias + col, g.params_vec, b);
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          float h = (v[j] - mean) * inv;
-          if (scale) h *= s[j];
-          if (bias) h += b[j];
-          v[j] = h;
-        }
-        store_floats<T, V>(y + base[1] + col, v);
-      }
-    }
-    if (lane == 0) {
-      if (mean_out) mean_out[row] = mean;
-      if (inv_out) inv_out[row] = inv;
-    }
-  }
-}
-
-// The lean form of the kernel above (TESSERA_CUDA_LNORM_LEAN=1; not yet run on a GPU, so off by
-// default). The softmax row kernel of the same shape was bound by instruction issue and ran 1.45x
-// faster once its instructions per element were cut (2026-12-04); this form does the same here:
-// the row widened to fp32 once and kept so (32 registers instead of 16 raw, one conversion per
-// element instead of three), the sums as independent chains per word, scale and bias chosen
-// once per launch (HasScale, HasBias template parameters: no per-element branches) and folded
-// into one FMA per element, and the per-row work (offsets, statistics, stores of mean/inv) left
-// as it was. Results equal the kernel above's up to the order of the per-lane sums.
+// block barrier). Launched with warp_rows rows per warp: short blocks, which the hardware balances
+// to the end. The row is widened to fp32 once and kept so (32 registers; 62 in all, so 4 blocks of
+// 256 per SM), the sums run as independent chains per word, and scale and bias are chosen per
+// launch (HasScale, HasBias: no per-element branches) and folded into one FMA per element.
+// H200, 65536 x 1024 fp16, 2026-12-04: 3.17 TB/s against 3.09 for the former form that kept the
+// row as raw 16-byte words and widened it in each of its three passes (conformance passed under
+// both). ncu on that former form: 64 % of the DRAM peak, 45 % of the warps active; what holds the
+// kernel is a warp's row load and its statistics running one after the other. (A form that loaded
+// the next row before the current row's statistics took 78-88 registers and ran at 2.69 TB/s
+// against 3.15 for the former; night run 2 of 2026-12-03.)
 template <typename T, int V, bool Rms, bool HasScale, bool HasBias>
 __global__ void __launch_bounds__(warp_row_threads, 4)
-    norm_rows_forward_warp_lean(const T* x, T* y, rows_params g, const float* scale,
+    norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
                                 const float* bias, float* mean_out, float* inv_out) {
   constexpr int words = warp_row_elements / V;
   const int lane = threadIdx.x % 32;
@@ -873,18 +785,11 @@ template <typename T, int V, bool Rms>
 void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
   // TESSERA_CUDA_LNORM_ROWS_PER_WARP overrides warp_rows, to measure (launch_overrides.hpp).
   static const int rows_per_warp = launch_override("TESSERA_CUDA_LNORM_ROWS_PER_WARP", warp_rows, 1, 1 << 16);
-  // TESSERA_CUDA_LNORM_LEAN=1 runs the lean form (see the kernel), to verify and time.
-  static const bool lean = launch_override("TESSERA_CUDA_LNORM_LEAN", 0, 0, 1) != 0;
   const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
   const T* x = static_cast<const T*>(q.x);
   T* y = static_cast<T*>(q.y);
-  if (!lean) {
-    norm_rows_forward_warp<T, V, Rms><<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias,
-                                                                                       q.mean_out, q.inv_out);
-    return;
-  }
   const auto launch = [&](auto has_scale, auto has_bias) {
-    norm_rows_forward_warp_lean<T, V, Rms, decltype(has_scale)::value, decltype(has_bias)::value>
+    norm_rows_forward_warp<T, V, Rms, decltype(has_scale)::value, decltype(has_bias)::value>
         <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
   };
   using yes = std::true_type;

@@ -472,9 +472,6 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
   static const bool own_max3x3s2 = launch_override("TESSERA_CUDA_POOL_FWD_MAX3X3S2", 1, 0, 1) != 0;
   const bool max3x3s2 = own_max3x3s2 && p.mode == TSRP_POOLING_MAX && w == walk::channel_vectors &&
                         max3x3s2_fits(g, vector_lanes(p.x.data_type));
-  // TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM=1: that kernel's packed form (pooling_max3x3s2.cuh), to
-  // verify and time; 0 (the default until then) the lane-by-lane form.
-  static const bool packed_max3x3s2 = launch_override("TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM", 0, 0, 1) != 0;
   dispatch_storage_type(p.x.data_type, [&](auto type_tag) {
     using T = decltype(type_tag);
     with_op(forward_op(p), [&](auto op_tag) {
@@ -488,13 +485,8 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
             const int64_t strips = (g.out[1] + max3x3s2_strip - 1) / max3x3s2_strip;
             const int64_t items = g.n * strips * g.out[2] * (g.c / lanes);
             const unsigned int blocks = static_cast<unsigned int>((items + max3x3s2_threads - 1) / max3x3s2_threads);
-            if (packed_max3x3s2) {
-              pool_fwd_max3x3s2_packed_kernel<T, lanes, Op>
-                  <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, y, ys, g, items, a.alpha, a.beta);
-            } else {
-              pool_fwd_max3x3s2_kernel<T, lanes, Op>
-                  <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, y, ys, g, items, a.alpha, a.beta);
-            }
+            pool_fwd_max3x3s2_kernel<T, lanes, Op>
+                <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, y, ys, g, items, a.alpha, a.beta);
             return;
           }
         }

@@ -50,8 +50,8 @@
 // N=64 C=256 0.361 / 0.626. What it issues now is about half dx's sums and blend.
 //
 // Forward. One thread per 16 bytes of channels of a strip of outputs down a column, each output
-// its 9 taps straight from global memory (L1 and L2 catch the overlap), the reduction of
-// lane_reduction in window order: the tiled forward's results bit for bit.
+// its window's rows straight from global memory (L1 and L2 catch the overlap), the maximum on
+// packed words (see the kernel).
 // H200, N=256 C=64 112x112 fp16 (night run 5 of 2026-12-03): backward 0.699 ms against the
 // tiles' 0.914 (1.47 vs 1.12 TB/s), forward 0.172 against 0.193 ms (2.98 vs 2.66 TB/s).
 #pragma once
@@ -542,70 +542,22 @@ __global__ void __launch_bounds__(max3x3s2_threads, 3)
   }
 }
 
-// Forward: one item is image n, channel vector v, output column ow and a strip of output rows.
-template <typename T, int Lanes, pool_op Op>
-__global__ void __launch_bounds__(max3x3s2_threads)
-    pool_fwd_max3x3s2_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y, operand_strides ys,
-                             pool_geometry g, int64_t items, float alpha, float beta) {
-  const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item >= items) return;
-  const int32_t vectors = g.c / Lanes;
-  const int32_t strips = (g.out[1] + max3x3s2_strip - 1) / max3x3s2_strip;
-  int64_t rest = item;
-  const int32_t v = static_cast<int32_t>(rest % vectors);
-  rest /= vectors;
-  const int32_t ow = static_cast<int32_t>(rest % g.out[2]);
-  rest /= g.out[2];
-  const int32_t strip = static_cast<int32_t>(rest % strips);
-  const int64_t n = rest / strips;
-  const int32_t c = v * Lanes;
-  const T* x_plane = x + n * xs.n + c * xs.c;
-  T* y_plane = y + n * ys.n + c * ys.c;
-  const int32_t w0 = 2 * ow - g.pad[2];
-  const int32_t last = min((strip + 1) * max3x3s2_strip, g.out[1]);
-  for (int32_t oh = strip * max3x3s2_strip; oh < last; ++oh) {
-    lane_reduction<Op> lanes[Lanes];
-#pragma unroll
-    for (int l = 0; l < Lanes; ++l) lanes[l].reset();
-    const int32_t h0 = 2 * oh - g.pad[1];
-#pragma unroll
-    for (int kh = 0; kh < 3; ++kh) {
-      const int32_t ih = h0 + kh;
-      if (ih < 0 || ih >= g.in[1]) continue;
-#pragma unroll
-      for (int kw = 0; kw < 3; ++kw) {
-        const int32_t iw = w0 + kw;
-        if (iw < 0 || iw >= g.in[2]) continue;
-        const lane_pack<T, Lanes> val = load_pack<T, Lanes>(x_plane + ih * xs.h + iw * xs.w);
-#pragma unroll
-        for (int l = 0; l < Lanes; ++l) lanes[l].take(to_float(val.v[l]), kh * 3 + kw);
-      }
-    }
-    T* out = y_plane + oh * ys.h + ow * ys.w;
-    lane_pack<T, Lanes> old{};
-    if (beta != 0.0f) old = load_pack<T, Lanes>(out);  // never read when beta is 0 (NaN poison)
-    lane_pack<T, Lanes> result;
-#pragma unroll
-    for (int l = 0; l < Lanes; ++l) result.v[l] = blend(lanes[l].result(9, 9), alpha, beta, old.v[l]);
-    store_pack<T, Lanes>(out, result);
-  }
-}
-
-
-// Forward, packed form (TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM=1; not yet run on a GPU, so off by
-// default): the items and strips of the kernel above, with
+// Forward: one item is image n, channel vector v, output column ow and a strip of output rows,
+// with
 //   - the maximum taken on whole 16-byte words in the packed min/max instructions
-//     (pooling_packed_max.cuh): per output vector 9 x 4 instructions instead of a conversion and
-//     a maximum (fp16/bf16) per lane and tap, 9 x 16 of them;
+//     (pooling_packed_max.cuh): per output vector 9 x 4 instructions where widening each lane
+//     to fp32 took a conversion and a maximum per lane and tap, 9 x 16 of them for fp16/bf16;
 //   - the bottom tap row of window oh, which is the top row of window oh + 1, reduced once and
 //     carried: 6 loads a step instead of 9 after the first;
 //   - alpha = 1 and beta = 0 storing the word as it is (the maximum is exact), any other blend
 //     widened to fp32 as blend() does.
+// H200, N=256 C=64 112x112 fp16 (2026-12-04): 0.1675 ms against 0.1723 for the lane-by-lane form
+// (3.07 vs 2.98 TB/s; conformance passed under both, NaN rules included).
 // A window is never empty (pad_before and pad_after are below the window: the API checks), so a
 // chain starting from NaN (skip) or -inf (keep) always takes at least one tap.
 template <typename T, int Lanes, pool_op Op>
 __global__ void __launch_bounds__(max3x3s2_threads)
-    pool_fwd_max3x3s2_packed_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y,
+    pool_fwd_max3x3s2_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y,
                                     operand_strides ys, pool_geometry g, int64_t items, float alpha, float beta) {
   static_assert(Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan, "max pooling only");
   static_assert(Lanes * sizeof(T) == sizeof(uint4), "one 16-byte vector per item");

@@ -254,10 +254,11 @@ if has variants; then
   }
   # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
-  # the afternoon), lnorm_lean (the layer-norm forward warp kernel's lean form, to verify; the
-  # prefetching form lost in the night's run 2 of 2026-12-03 and was removed) and pool_max3x3s2
-  # (3x3/2 max pooling on its own kernels or the tiles, per direction, and the backward's two
-  # forms). The softmax forward's lean form was timed here and became the only one on 2026-12-04.
+  # the afternoon), pool_max3x3s2 (3x3/2 max pooling on its own kernels or the tiles, per
+  # direction, and the backward's two forms) and bn_passes (the batch-norm dx pass's rows in flight
+  # and the forward pass's blocks per SM). The lean softmax and layer-norm forward kernels and the
+  # packed 3x3/2 max-pool forward were timed here against their former forms and replaced them on
+  # 2026-12-04 (the prefetching layer-norm form lost in the night's run 2 of 2026-12-03).
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
@@ -281,17 +282,13 @@ if has variants; then
     time_variants TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM "1 0" pool_bwd_form '--pool|^--dir=BWD_D mb256ic64'
     test_variant TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM 0 pool_bwd_form '*Pooling*/cuda'
   fi
-  if want pool_fwd_form; then
-    # The 3x3/2 max-pool forward's packed form (pooling_max3x3s2.cuh), not yet run on a GPU: its
-    # conformance first, then both forms on the anchor's forward line.
-    test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM 1 pool_fwd_form '*Pooling*/cuda'
-    time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM "1 0" pool_fwd_form '--pool'
-  fi
-  if want lnorm_lean; then
-    # The layer-norm forward warp kernel's lean form (layer_norm_kernels.cu), not yet run on a GPU:
-    # its conformance first, then both forms on the anchor lines.
-    test_variant TESSERA_CUDA_LNORM_LEAN 1 lnorm_lean '*LayerNorm*/cuda:*RmsNorm*/cuda'
-    time_variants TESSERA_CUDA_LNORM_LEAN "1 0" lnorm_lean '--lnorm'
+  if want bn_passes; then
+    # The batch-norm backward's plain dx pass two rows (the default) or one row at a time, and the
+    # elementwise forward pass at 3 (the default) or 4 blocks per SM (batch_norm_kernels.cu).
+    time_variants TESSERA_CUDA_BN_DX_UNROLL "2 1" bn_dx_unroll '--bnorm|^--dir=BWD_DW mb256'
+    test_variant TESSERA_CUDA_BN_DX_UNROLL 1 bn_dx_unroll '*BatchNorm*/cuda'
+    time_variants TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM "4 3" bn_fwd_blocks '--bnorm|^--dir=FWD_D mb256'
+    test_variant TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM 4 bn_fwd_blocks '*BatchNorm*/cuda'
   fi
 fi
 
