@@ -326,6 +326,9 @@ const ln_shape k_ln_shapes[] = {
     {"size_one_1x1", {1, 1}, 1},
     {"prime_3x13x11", {3, 13, 11}, 2},
     {"bert_2x7x768", {2, 7, 768}, 2},
+    // Enough rows that each warp of the CUDA warp-per-row forward walks several (its next-row
+    // copies then run).
+    {"rows_300x1024", {300, 1024}, 1},
 };
 
 // layout 0: row-major; 1: x channels-last (not row-major); 2: x row-major, output channels-last.

@@ -255,10 +255,11 @@ if has variants; then
   # The batch-norm lines of the anchor suite: the first names --bnorm, the next two only --dir.
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
   # the afternoon), pool_max3x3s2 (3x3/2 max pooling on its own kernels or the tiles, per
-  # direction, and the backward's two forms) and bn_passes (the batch-norm dx pass's rows in flight
-  # and the forward pass's blocks per SM). The lean softmax and layer-norm forward kernels and the
-  # packed 3x3/2 max-pool forward were timed here against their former forms and replaced them on
-  # 2026-12-04 (the prefetching layer-norm form lost in the night's run 2 of 2026-12-03).
+  # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
+  # and the forward pass's blocks per SM) and lnorm_async (the layer-norm forward with cp.async
+  # row copies). The lean softmax and layer-norm forward kernels and the packed 3x3/2 max-pool
+  # forward were timed here against their former forms and replaced them on 2026-12-04 (the
+  # prefetching layer-norm form lost in the night's run 2 of 2026-12-03).
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
@@ -281,6 +282,14 @@ if has variants; then
     # The backward's two forms on its own kernel (pooling_max3x3s2.cuh): 1 shuffle, 0 recompute.
     time_variants TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM "1 0" pool_bwd_form '--pool|^--dir=BWD_D mb256ic64'
     test_variant TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM 0 pool_bwd_form '*Pooling*/cuda'
+  fi
+  if want lnorm_async; then
+    # The layer-norm forward warp kernel with the next row copied by cp.async (layer_norm_kernels.cu),
+    # not yet run on a GPU: its conformance first, then both forms at 4 (the default) and 8 rows
+    # per warp.
+    test_variant TESSERA_CUDA_LNORM_ASYNC 1 lnorm_async '*LayerNorm*/cuda:*RmsNorm*/cuda'
+    time_variants TESSERA_CUDA_LNORM_ASYNC "1 0" lnorm_async '--lnorm'
+    TESSERA_CUDA_LNORM_ROWS_PER_WARP=8 time_variants TESSERA_CUDA_LNORM_ASYNC "1 0" lnorm_async_rpw8 '--lnorm'
   fi
   if want bn_passes; then
     # The batch-norm backward's plain dx pass two rows (the default) or one row at a time, and the
