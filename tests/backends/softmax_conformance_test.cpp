@@ -33,6 +33,8 @@ const std::vector<int64_t> k_softmax_shapes[] = {
     {2, 1, 3, 3},      // a single channel
     {2, 40, 6, 6},     // 40 channels (NCHW: more than a thread holds), instance rows of 1440
     {2, 9000},         // rows longer than a block holds in registers (streamed, re-read)
+    {300, 512},        // many rows per block of the CUDA warp-row kernel (its next-group copies)
+    {1000, 64},        // and of short rows, several per warp
 };
 
 bool run_case(tsrHandle_t h, const tsrKernelInfo_t& k, bool backward, tsrSoftmaxAlgorithm_t algorithm,

@@ -256,8 +256,8 @@ if has variants; then
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
   # the afternoon), pool_max3x3s2 (3x3/2 max pooling on its own kernels or the tiles, per
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
-  # and the forward pass's blocks per SM) and lnorm_async (the layer-norm forward with cp.async
-  # row copies). The lean softmax and layer-norm forward kernels and the packed 3x3/2 max-pool
+  # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
+  # softmax forwards with cp.async row copies). The lean softmax and layer-norm forward kernels and the packed 3x3/2 max-pool
   # forward were timed here against their former forms and replaced them on 2026-12-04 (the
   # prefetching layer-norm form lost in the night's run 2 of 2026-12-03).
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
@@ -290,6 +290,13 @@ if has variants; then
     test_variant TESSERA_CUDA_LNORM_ASYNC 1 lnorm_async '*LayerNorm*/cuda:*RmsNorm*/cuda'
     time_variants TESSERA_CUDA_LNORM_ASYNC "1 0" lnorm_async '--lnorm'
     TESSERA_CUDA_LNORM_ROWS_PER_WARP=8 time_variants TESSERA_CUDA_LNORM_ASYNC "1 0" lnorm_async_rpw8 '--lnorm'
+  fi
+  if want softmax_async; then
+    # The softmax forward warp-row kernel with the next group of rows copied by cp.async
+    # (softmax_kernels.cu), not yet run on a GPU: its conformance, then 4 and 8 groups per block
+    # against the form without (0).
+    test_variant TESSERA_CUDA_SOFTMAX_ASYNC 4 softmax_async '*Softmax*/cuda'
+    time_variants TESSERA_CUDA_SOFTMAX_ASYNC "4 8 0" softmax_async '--softmax'
   fi
   if want bn_passes; then
     # The batch-norm backward's plain dx pass two rows (the default) or one row at a time, and the
