@@ -29,6 +29,7 @@
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "kernel_glue.hpp"
+#include "launch_overrides.hpp"
 #include "tensor_layout.hpp"
 
 #include <tessera/plugin_abi.h>
@@ -57,8 +58,13 @@ constexpr int reduce_columns = 8;
 constexpr int reduce_rows = 128;
 
 // The chunk plan for a problem's geometry (conv_depthwise_wgrad_plan.hpp).
+// TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=n: chunks of at least n pixels instead of 16, to measure whether
+// small layers (a wave of threads would cover them many times over) gain from more, shorter
+// chunks; read once, so that the workspace query and the run plan alike.
 depthwise::chunk_plan plan_chunks(const depthwise::geometry& g, int vector) {
-  return depthwise::plan_wgrad_chunks(int64_t{g.n} * g.p * g.q, int64_t{g.r} * g.s, g.c, vector);
+  static const int min_chunk = launch_override("TESSERA_CUDA_DW_WGRAD_MIN_CHUNK",
+                                               static_cast<int>(depthwise::wgrad_min_pixels_per_chunk), 1, 264);
+  return depthwise::plan_wgrad_chunks(int64_t{g.n} * g.p * g.q, int64_t{g.r} * g.s, g.c, vector, min_chunk);
 }
 
 // Loads Vec elements of T as floats: one 16-byte load on the vector path.

@@ -39,8 +39,10 @@ struct chunk_plan {
 };
 
 // `vector`: channels per thread on the 16-byte path, which sizes the plan in both paths (so that
-// the workspace does not depend on pointer alignment).
-inline chunk_plan plan_wgrad_chunks(int64_t pixels, int64_t taps, int64_t channels, int vector) {
+// the workspace does not depend on pointer alignment). `min_pixels`: the smallest chunk
+// (wgrad_min_pixels_per_chunk unless an experiment overrides it).
+inline chunk_plan plan_wgrad_chunks(int64_t pixels, int64_t taps, int64_t channels, int vector,
+                                    int64_t min_pixels = wgrad_min_pixels_per_chunk) {
   chunk_plan plan;
   plan.pixels = pixels;
   plan.slice = taps * channels;
@@ -48,7 +50,7 @@ inline chunk_plan plan_wgrad_chunks(int64_t pixels, int64_t taps, int64_t channe
   const int64_t vectors = (channels + vector - 1) / vector;
   // Pixels per chunk for one thread per (chunk, channel vector) on every resident thread slot.
   const int64_t per_wave = (plan.pixels * vectors + wgrad_wave_threads - 1) / wgrad_wave_threads;
-  int64_t per_chunk = std::clamp(per_wave, wgrad_min_pixels_per_chunk, wgrad_target_pixels_per_chunk);
+  int64_t per_chunk = std::clamp(per_wave, std::min(min_pixels, wgrad_target_pixels_per_chunk), wgrad_target_pixels_per_chunk);
   int64_t chunks = (plan.pixels + per_chunk - 1) / per_chunk;
   const int64_t slice_bytes = plan.slice * int64_t{sizeof(float)};
   const int64_t max_chunks = std::max<int64_t>(1, wgrad_max_workspace_bytes / slice_bytes);

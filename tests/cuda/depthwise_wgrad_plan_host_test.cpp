@@ -98,6 +98,25 @@ TEST(DepthwiseWgradPlan, unclamped_chunks_fill_one_wave) {
   EXPECT_GT(unclamped, 10) << "the cases no longer exercise the wave sizing";
 }
 
+// A smaller minimum (the TESSERA_CUDA_DW_WGRAD_MIN_CHUNK experiment) gives a small layer shorter
+// chunks, never below that minimum and never past the target; problems of a wave or more keep
+// their plan.
+TEST(DepthwiseWgradPlan, a_smaller_minimum_shortens_only_small_problems_chunks) {
+  // MobileNet-v2's 7x7 depthwise layer at N=32: 1568 pixels, 960 channels, fp16.
+  const dw::chunk_plan small = dw::plan_wgrad_chunks(1568, 9, 960, 8, 4);
+  EXPECT_EQ(small.pixels_per_chunk, 4);
+  EXPECT_EQ(small.chunks, 392);
+  EXPECT_EQ(dw::plan_wgrad_chunks(1568, 9, 960, 8).pixels_per_chunk, dw::wgrad_min_pixels_per_chunk);
+  for (const plan_case& c : cases()) {
+    SCOPED_TRACE(label(c));
+    const dw::chunk_plan usual = dw::plan_wgrad_chunks(c.pixels, c.taps, c.channels, c.vector);
+    const dw::chunk_plan shorter = dw::plan_wgrad_chunks(c.pixels, c.taps, c.channels, c.vector, 2);
+    EXPECT_GE(shorter.pixels_per_chunk, std::min<int64_t>(2, c.pixels));
+    EXPECT_LE(shorter.pixels_per_chunk, usual.pixels_per_chunk);
+    if (usual.pixels_per_chunk > dw::wgrad_min_pixels_per_chunk) EXPECT_EQ(shorter.chunks, usual.chunks);
+  }
+}
+
 TEST(DepthwiseWgradPlan, an_empty_problem_has_no_chunks_and_no_workspace) {
   for (const plan_case& c : {plan_case{0, 9, 32, 8}, plan_case{100, 9, 0, 8}, plan_case{100, 0, 32, 8}}) {
     SCOPED_TRACE(label(c));

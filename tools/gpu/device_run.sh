@@ -257,7 +257,8 @@ if has variants; then
   # the afternoon), pool_max3x3s2 (3x3/2 max pooling on its own kernels or the tiles, per
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
   # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
-  # softmax forwards with cp.async row copies). The lean softmax and layer-norm forward kernels and the packed 3x3/2 max-pool
+  # softmax forwards with cp.async row copies) and dw_wgrad_chunk (the depthwise backward filter's
+  # smallest chunk). The lean softmax and layer-norm forward kernels and the packed 3x3/2 max-pool
   # forward were timed here against their former forms and replaced them on 2026-12-04 (the
   # prefetching layer-norm form lost in the night's run 2 of 2026-12-03).
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
@@ -297,6 +298,21 @@ if has variants; then
     # against the form without (0).
     test_variant TESSERA_CUDA_SOFTMAX_ASYNC 4 softmax_async '*Softmax*/cuda'
     time_variants TESSERA_CUDA_SOFTMAX_ASYNC "4 8 0" softmax_async '--softmax'
+  fi
+  if want dw_wgrad_chunk; then
+    # The depthwise backward filter's smallest chunk (conv_depthwise_wgrad_plan.hpp): 16 pixels
+    # (the default) against 4, on MobileNet-v2's ten depthwise layers (N=32, fp16 NHWC), and the
+    # small suite's correctness checks under 4.
+    { echo "--conv --dir=BWD_W --dt=f16 --tag=nhwc"; grep -E '^g[0-9]+mb' "$c/suites/mobilenet_v2.txt"; } \
+        > "$out/dw_wgrad_layers.txt"
+    for v in 16 4; do
+      env TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda \
+          --batch="$out/dw_wgrad_layers.txt" > "$out/variant_dw_wgrad_chunk_$v.txt" 2>&1
+      row "dw_wgrad_chunk $v" "rc=$? $(grep -oE '[0-9.]+ms' "$out/variant_dw_wgrad_chunk_$v.txt" | tr '\n' ' ')"
+    done
+    env TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=4 timeout $(lim 90) "$c/bin/tessera-bench" --mode=C --backend=cuda \
+        --batch="$c/suites/cuda_own_kernels_small.txt" > "$out/variant_dw_wgrad_chunk_4_correctness.txt" 2>&1
+    row "dw_wgrad_chunk 4 correctness" "rc=$? $(tail -1 "$out/variant_dw_wgrad_chunk_4_correctness.txt")"
   fi
   if want bn_passes; then
     # The batch-norm backward's plain dx pass two rows (the default) or one row at a time, and the
