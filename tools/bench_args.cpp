@@ -105,6 +105,7 @@ class argument_reader {
       fresh.impl = s.impl;
       fresh.mode = s.mode;
       fresh.iterations = s.iterations;
+      fresh.back_to_back = s.back_to_back;
       fresh.tuning = s.tuning;
       fresh.rotate_mb = s.rotate_mb;
       s = fresh;
@@ -227,6 +228,13 @@ class argument_reader {
       if (value.empty() || *end != '\0' || n < 1 || n > 1000000)
         return bad("iterations must be an integer from 1 to 1000000");
       s.iterations = static_cast<int>(n);
+    } else if (starts_with(arg, "--timing=")) {
+      if (value == "per-call")
+        s.back_to_back = false;
+      else if (value == "back-to-back")
+        s.back_to_back = true;
+      else
+        return bad("unknown timing '" + value + "' (expected per-call or back-to-back)");
     } else if (starts_with(arg, "--attr-fpmath=")) {
       // benchdnn's name; per problem like the other attributes (--reset clears it).
       if (value == "strict") s.math_mode = TSR_MATH_DEFAULT;
@@ -352,6 +360,10 @@ Modifiers (apply to the problems that follow):
   --iters=N              timed runs for performance, median reported (default 20): each timed
                          by events on the handle's stream (CUDA events on a GPU) after 3
                          warm-up runs
+  --timing=HOW           per-call (default): each timed run alone between its events, its
+                         launch included, as the anchor (torch_anchors.py) times; back-to-back:
+                         memory-bound problems' --iters runs queued between one pair of events,
+                         the mean reported: the kernels' own rate, launch gaps hidden
   --rotate-mb=MB         timed runs of conv, matmul and memory-bound problems rotate among
                          copies of their inputs until the copies reach MB in all (default 200,
                          over 3x an H200's 60 MB L2), so that no run finds its inputs in the
@@ -367,7 +379,7 @@ Modifiers (apply to the problems that follow):
   --batch=FILE           read FILE: one problem set per line, '#' comments; relative to
                          the including file, the working directory, then Tessera's suites
   --reset                back to the default modifiers (the driver, --backend, --impl,
-                         --mode, --iters, --rotate-mb and --tuning are kept)
+                         --mode, --iters, --timing, --rotate-mb and --tuning are kept)
 For the whole run (anywhere on the command line):
   --json=PATH            write every row, the geometric means and a header (date, command,
                          Tessera version, devices, plugins, machine) as JSON (tools/perf-report)

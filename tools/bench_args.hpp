@@ -55,6 +55,7 @@ struct bench_settings {
   std::string impl;                                      // --impl: only kernels whose name holds it
   int mode = mode_correctness | mode_performance;        // --mode=C|P|CP
   int iterations = 20;                                   // --iters
+  bool back_to_back = false;                             // --timing=back-to-back (memory-bound)
   int tuning = tuning_default;                           // --tuning: tsrTuningMode_t
   int math_mode = TSRP_MATH_DEFAULT;                     // --attr-fpmath: tsrMathMode_t (same values)
   double rotate_mb = 200.0;                              // --rotate-mb (bench_rotation.hpp)

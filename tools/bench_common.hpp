@@ -161,14 +161,23 @@ constexpr int warmup_runs = 3;
 // time: a host clock around an asynchronous call would time its launch), after the warm-up runs.
 // Each run first steps `rotation` (when given) to the next copy of the inputs. The median keeps
 // one slow run (a page fault, a context switch) from moving the result.
+// back_to_back: the runs queued one after another between one pair of events instead, their mean
+// returned: what the kernels themselves take, without the launch each per-call run also times
+// (the device idles while the host launches it). The rotation still steps between runs.
 inline double median_time_ms(tsrHandle_t handle, int iterations, const std::function<void()>& call,
-                             tensor_rotation* rotation = nullptr) {
+                             tensor_rotation* rotation = nullptr, bool back_to_back = false) {
   auto step = [&] {
     if (rotation) rotation->advance();
   };
   for (int i = 0; i < warmup_runs; ++i) step(), call();
   check(tsrSynchronize(handle), "tsrSynchronize");
   timing_event start(handle), end(handle);
+  if (back_to_back) {
+    start.record();
+    for (int i = 0; i < iterations; ++i) step(), call();
+    end.record();
+    return end.elapsed_since(start) / iterations;
+  }
   std::vector<double> times;
   times.reserve(static_cast<size_t>(iterations));
   for (int i = 0; i < iterations; ++i) {
@@ -282,10 +291,10 @@ inline void reference_failed(problem_outcome& outcome, const std::string& error)
 }
 
 // Performance in GB/s from the bytes a kernel must read and write.
-inline void time_memory_bound(problem_outcome& outcome, tsrHandle_t handle, int iterations,
+inline void time_memory_bound(problem_outcome& outcome, tsrHandle_t handle, const bench_settings& s,
                               double bytes, const std::function<void()>& call,
                               tensor_rotation* rotation) {
-  outcome.time_ms = median_time_ms(handle, iterations, call, rotation);
+  outcome.time_ms = median_time_ms(handle, s.iterations, call, rotation, s.back_to_back);
   outcome.rate = bytes / (outcome.time_ms * 1e-3) / 1e9;
   outcome.rate_unit = "GB/s";
 }

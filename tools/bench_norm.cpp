@@ -176,7 +176,7 @@ prepared_problem prepare_bnorm(const bench_problem& bp, problem_outcome& outcome
     if (s.mode & mode_performance) {
       // Training reads x twice (statistics, then normalisation); backward reads x and dy twice.
       const double passes = kind == training ? 3 : kind == inference ? 2 : 5;
-      time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * passes,
+      time_memory_bound(o, handle, s, tensor_bytes(x) * passes,
                         [&] { check(call(algo), name); }, &rotation);
     }
   };
@@ -328,7 +328,7 @@ prepared_problem prepare_lnorm(const bench_problem& bp, problem_outcome& outcome
       }
     }
     if (s.mode & mode_performance)
-      time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * (backward ? 3 : 2),
+      time_memory_bound(o, handle, s, tensor_bytes(x) * (backward ? 3 : 2),
                         [&] { check(call(algo), name); }, &rotation);
   };
 }

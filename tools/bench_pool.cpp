@@ -116,7 +116,7 @@ prepared_problem prepare_pool(const bench_problem& bp, problem_outcome& outcome)
         return;
     }
     if (s.mode & mode_performance)
-      time_memory_bound(o, handle, s.iterations,
+      time_memory_bound(o, handle, s,
                         backward ? tensor_bytes(x) * 2 + tensor_bytes(y) * 2
                                  : tensor_bytes(x) + tensor_bytes(y),
                         [&] { check(call(algo), name); }, &rotation);
@@ -203,7 +203,7 @@ prepared_problem prepare_softmax(const bench_problem& bp, problem_outcome& outco
         return;
     }
     if (s.mode & mode_performance)
-      time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * (backward ? 3 : 2),
+      time_memory_bound(o, handle, s, tensor_bytes(x) * (backward ? 3 : 2),
                         [&] { check(call(algo), name); }, &rotation);
   };
 }
@@ -286,7 +286,7 @@ prepared_problem prepare_lrn(const bench_problem& bp, problem_outcome& outcome) 
         return;
     }
     if (s.mode & mode_performance)
-      time_memory_bound(o, handle, s.iterations, tensor_bytes(x) * (backward ? 4 : 2),
+      time_memory_bound(o, handle, s, tensor_bytes(x) * (backward ? 4 : 2),
                         [&] { check(call(algo), name); }, &rotation);
   };
 }

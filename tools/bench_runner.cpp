@@ -262,7 +262,7 @@ void run_eltwise(tsrHandle_t handle, const bench_problem& bp, const common::eltw
   }
   if (s.mode & mode_performance) {
     outcome.time_ms = median_time_ms(
-        handle, s.iterations, [&] { check(call_status(), call_name); }, &rotation);
+        handle, s.iterations, [&] { check(call_status(), call_name); }, &rotation, s.back_to_back);
     // Bytes a kernel must move: forward reads x and writes y; backward reads x and dy and
     // writes dx (y is offered too, but no mode needs it).
     const double bytes = static_cast<double>(x.element_count()) *

@@ -127,7 +127,7 @@ prepared_problem prepare_binary(const bench_problem& bp, problem_outcome& outcom
                                       : tensor_bytes(a) + (unary ? 0 : tensor_bytes(b)) +
                                             tensor_bytes(c);
       time_memory_bound(
-          o, handle, s.iterations, bytes, [&] { check(call(TSR_ALGO_AUTO), name); }, &rotation);
+          o, handle, s, bytes, [&] { check(call(TSR_ALGO_AUTO), name); }, &rotation);
     }
   };
 }
@@ -174,7 +174,7 @@ prepared_problem prepare_reorder(const bench_problem& bp, problem_outcome& outco
       if (!judge_rounded(o, "dst", y, expected, reference::tensor_op_tolerance(s.ddt, 1))) return;
     }
     if (s.mode & mode_performance)
-      time_memory_bound(o, handle, s.iterations, tensor_bytes(x) + tensor_bytes(y),
+      time_memory_bound(o, handle, s, tensor_bytes(x) + tensor_bytes(y),
                         [&] { check(call(TSR_ALGO_AUTO), "tsrTransformTensor"); }, &rotation);
   };
 }
@@ -254,7 +254,7 @@ prepared_problem prepare_reduction(const bench_problem& bp, problem_outcome& out
         return;
     }
     if (s.mode & mode_performance)
-      time_memory_bound(o, handle, s.iterations, tensor_bytes(a) + tensor_bytes(c),
+      time_memory_bound(o, handle, s, tensor_bytes(a) + tensor_bytes(c),
                         [&] { check(call(algo), "tsrReduceTensor"); }, &rotation);
   };
 }

@@ -196,6 +196,24 @@ def fpmath_tf32_runs_and_an_unknown_mode_is_refused_by_name(ctx):
     expect("fpmath" in bad.stderr + bad.stdout, f"the error does not name the option:\n{bad.stderr}")
 
 
+def back_to_back_timing_runs_memory_bound_problems_and_an_unknown_timing_is_refused(ctx):
+    # Both timings give a passing row with a positive rate on the same problems (the copy, an
+    # activation, a pooling), and --reset keeps the choice like --iters.
+    for timing in ("per-call", "back-to-back"):
+        p = ctx.run("tessera-bench", "--backend=onednn", "--iters=4", f"--timing={timing}",
+                    "--reorder", "2x16x7x7", "--reset", "--eltwise", "2x16x7x7",
+                    "--pool", "--alg=max", "mb2ic8ih8oh4kh2sh2")
+        rows = p.stdout.splitlines()
+        expect(rows[-1] == "tests:3 passed:3 skipped:0 failed:0", p.stdout)
+        for row in rows[:3]:
+            words = row.split()
+            expect(TIME.fullmatch(words[-2]) and float(words[-1].rstrip("GB/s")) > 0, row)
+    bad = ctx.run("tessera-bench", "--backend=onednn", "--timing=fast", "--eltwise", "2x16x7x7",
+                  expect_rc=None)
+    expect(bad.returncode != 0, f"--timing=fast was accepted:\n{bad.stdout}")
+    expect("timing" in bad.stderr + bad.stdout, f"the error does not name the option:\n{bad.stderr}")
+
+
 def progress_goes_to_stderr_and_never_to_stdout(ctx):
     suite = ctx.write("progress_suite.txt", SUITE)
     p = ctx.run("tessera-bench", "--progress", "--iters=3", "--rotate-mb=0",
@@ -260,6 +278,7 @@ CHECKS = {f.__name__: f for f in (
     single_backend_keeps_the_format_ratio_table_parses,
     backend_that_cannot_run_shows_skipped_in_its_cell_and_the_others_run,
     progress_goes_to_stderr_and_never_to_stdout,
+    back_to_back_timing_runs_memory_bound_problems_and_an_unknown_timing_is_refused,
     fpmath_tf32_runs_and_an_unknown_mode_is_refused_by_name,
     tune_stores_an_entry_per_problem_that_list_shows,
     perf_report_writes_a_table_and_a_plot_per_suite,

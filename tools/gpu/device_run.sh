@@ -11,6 +11,7 @@
 #   convanchor ResNet-50 N=256 forward, backward filter and backward data, ours tuned, beside
 #             PyTorch/cuDNN in the same call (tools/gpu/conv_direction_ratios.py)
 #   memory    the memory-bound anchors side by side on cuda and cudnn (JSON for tools/perf-report)
+#   b2b       the anchor workloads timed back to back (tessera-bench --timing=back-to-back)
 #   suites    every suite of tools/suites side by side on cuda and cudnn (JSON each, in logs.tar.gz)
 #   variants  launch-geometry alternatives (TESSERA_CUDA_* overrides), timed and tested
 #   multigpu  two GPUs in one process (tessera_cuda_multi_device_test), the sweep on device 1
@@ -67,6 +68,15 @@ grep -E "cuda|devices" "$out/tessera-info.txt" | head -4
 # memcheck runs as SANITIZE_SHARDS gtest shards side by side (it is host-bound: one process over
 # the sweep took ~280 s); SANITIZE_RACECHECK narrows racecheck (default: the whole sweep), and
 # SANITIZE_FILTER memcheck and initcheck (a gtest filter; default: the whole CUDA sweep).
+if has b2b; then
+  # The anchor workloads again with their runs queued back to back (tessera-bench --timing):
+  # the kernels' own rates, the launch each per-call run pays (as the anchor's do) hidden.
+  timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --backend=cuda --timing=back-to-back --iters=50 \
+      --batch="$c/suites/h200_anchor.txt" > "$out/bench_h200_anchor_b2b.txt" 2>&1
+  row "anchor workloads back to back" "rc=$? $(tail -1 "$out/bench_h200_anchor_b2b.txt")"
+  grep -E '^PASSED' "$out/bench_h200_anchor_b2b.txt" | grep -oE '^PASSED [^ ]+|[0-9.]+ms [0-9.e+]+[GT]?[BF]' | paste - - | cut -c1-90
+fi
+
 if has sanitize && command -v compute-sanitizer >/dev/null; then
   shards=${SANITIZE_SHARDS:-4}
   for ((i = 0; i < shards; ++i)); do
