@@ -325,12 +325,15 @@ if has variants; then
     row "dw_wgrad_chunk 4 correctness" "rc=$? $(tail -1 "$out/variant_dw_wgrad_chunk_4_correctness.txt")"
   fi
   if want bn_passes; then
-    # The batch-norm backward's plain dx pass two rows (the default) or one row at a time, and the
-    # elementwise forward pass at 3 (the default) or 4 blocks per SM (batch_norm_kernels.cu).
-    time_variants TESSERA_CUDA_BN_DX_UNROLL "2 1" bn_dx_unroll '--bnorm|^--dir=BWD_DW mb256'
-    test_variant TESSERA_CUDA_BN_DX_UNROLL 1 bn_dx_unroll '*BatchNorm*/cuda'
-    time_variants TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM "4 3" bn_fwd_blocks '--bnorm|^--dir=FWD_D mb256'
+    # The batch-norm backward's dx pass in its compile-time form (TESSERA_CUDA_BN_DX_FORM=1, not
+    # yet run on a GPU: conformance first) against the run-time one, the former's plain case two
+    # rows (the default) or one row at a time, and the elementwise forward pass at 3 (the default)
+    # or 4 blocks per SM (batch_norm_kernels.cu).
+    test_variant TESSERA_CUDA_BN_DX_FORM 1 bn_dx_form '*BatchNorm*/cuda'
+    time_variants TESSERA_CUDA_BN_DX_FORM "1 0" bn_dx_form '--bnorm|^--dir=BWD_DW mb256'
+    TESSERA_CUDA_BN_DX_FORM=1 time_variants TESSERA_CUDA_BN_DX_UNROLL "2 1" bn_dx_unroll '--bnorm|^--dir=BWD_DW mb256'
     test_variant TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM 4 bn_fwd_blocks '*BatchNorm*/cuda'
+    time_variants TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM "4 3" bn_fwd_blocks '--bnorm|^--dir=FWD_D mb256'
   fi
 fi
 
