@@ -36,7 +36,9 @@ struct forward_step {
   int64_t steps, s; // sequence length T, processing step
   const float* gx;  // [D][T][N][G*H]
   int64_t gx_dir;
-  const float* gh;  // [D][N][G*H]; null: h_prev is zero (no hx, first step)
+  const float* gh;  // [slices][D][N][G*H]; null: h_prev is zero (no hx, first step)
+  int32_t gh_slices;  // k-slices of the recurrent GEMM, added in slice order (1: one product)
+  int64_t gh_slice;   // elements between slices
   const T* bw;      // input biases of gate 0, direction 0 (null: none); gate g at +g*H
   const T* br;      // recurrent biases, likewise
   int64_t bias_dir; // elements between the pseudo layers of the two directions
@@ -75,6 +77,8 @@ __global__ void __launch_bounds__(cell_threads) rnn_cell_forward(forward_step<T>
       wx[g] = gx[g * H];
       if (p.bw != nullptr) wx[g] += to_float(p.bw[d * p.bias_dir + g * H + j]);
       rh[g] = gh != nullptr ? gh[g * H] : 0.0f;
+      if (gh != nullptr)
+        for (int32_t k = 1; k < p.gh_slices; ++k) rh[g] += gh[k * p.gh_slice + g * H];
       if (p.br != nullptr) rh[g] += to_float(p.br[d * p.bias_dir + g * H + j]);
     }
     const int64_t unit = int64_t{n} * H + j;

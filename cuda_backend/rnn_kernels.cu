@@ -19,6 +19,7 @@
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "gemm_engine.hpp"
+#include "launch_overrides.hpp"
 #include "rnn_cell_kernels.cuh"
 #include "rnn_data_movement.cuh"
 #include "rnn_space_layout.hpp"
@@ -75,6 +76,16 @@ gemm_problem gemm_of(int64_t m, int64_t n, int64_t k, int64_t batch, const gemm_
 }
 
 bool allows_tf32(const tsrpRnnProblem& p) { return p.math_mode == TSRP_MATH_ALLOW_TF32; }
+
+// TESSERA_CUDA_RNN_RECURRENT_SPLIT=n: the forward's recurrent GEMM in n k-slices (one direction, n
+// dividing H; rnn_space_layout.hpp), an experiment not yet run on a GPU. Why: at N = 64, H = 1024
+// the GEMM is 64 blocks of 64x64, each walking all 32 k-tiles (ncu, H200, 2026-12-04: 19.5 us of
+// each ~24 us LSTM step, 6 % of the warps active); 4 slices put 256 blocks on 8 k-tiles each.
+// Read once, so that the workspace query and the run agree.
+int64_t recurrent_split(const rnn_geometry& g) {
+  static const int wanted = launch_override("TESSERA_CUDA_RNN_RECURRENT_SPLIT", 1, 1, 64);
+  return recurrent_slices(g, wanted);
+}
 
 // Elements between the two directions' pseudo layers of `layer` (also a harmless positive
 // batch stride when there is one direction).
@@ -183,8 +194,8 @@ size_t rnn_space_bytes(const tsrpRnnProblem& p, rnn_op op) {
   const rnn_geometry g = geometry_of(p);
   if (p.size_query == TSRP_RNN_QUERY_RESERVE_SPACE) return is_training(op) ? reserve_layout_of(g).bytes : 0;
   switch (op) {
-    case rnn_op::forward_inference: return forward_workspace_of(p, g, false).bytes;
-    case rnn_op::forward_training: return forward_workspace_of(p, g, true).bytes;
+    case rnn_op::forward_inference: return forward_workspace_of(p, g, false, recurrent_split(g)).bytes;
+    case rnn_op::forward_training: return forward_workspace_of(p, g, true, recurrent_split(g)).bytes;
     case rnn_op::backward_data: return backward_data_workspace_of(g).bytes;
     default: return backward_weights_workspace_of(p, g).bytes;
   }
@@ -211,7 +222,8 @@ class rnn_runner {
   void forward(const tsrpRnnForwardArgs& a, void* workspace, bool training) const {
     const rnn_geometry& g = g_;
     const int64_t steps = g.T, N = g.N, H = g.H, GH = g.GH, D = g.D;
-    const forward_workspace wl = forward_workspace_of(p_, g, training);
+    const int64_t slices = recurrent_split(g);
+    const forward_workspace wl = forward_workspace_of(p_, g, training, slices);
     const reserve_layout rl = training ? reserve_layout_of(g) : reserve_layout{};
     char* ws = aligned_base(static_cast<char*>(workspace));
     char* rs = training ? aligned_base(static_cast<char*>(a.reserve_space)) : nullptr;
@@ -281,7 +293,14 @@ class rnn_runner {
       for (int64_t s = 0; s < steps; ++s) {
         // Without hx the first step's R h is zero: no GEMM, the cell kernel reads no gh.
         const bool recurrent = s > 0 || a.hx != nullptr;
-        if (recurrent) {
+        if (recurrent && slices > 1) {
+          // One direction: the batch dim walks the k-slices of h and R, each into its own block.
+          const int64_t k = H / slices;
+          launch_gemm(gemm_of(N, GH, k, slices, operand(st.hs + s * st.hs_slot, dt_, H, 1, k),
+                              operand(recurrent_weights.data, dt_, 1, H, k),
+                              output(gh, TSRP_DATA_FLOAT, GH, 1, N * GH), 0.0f, tf32_),
+                      ctx_.stream());
+        } else if (recurrent) {
           // Direction 0 reads slot s, direction 1 slot T - s (rnn_space_layout.hpp).
           launch_gemm(gemm_of(N, GH, H, D,
                               operand(st.hs + s * st.hs_slot, dt_, H, 1, st.hs_dir + (steps - 2 * s) * st.hs_slot),
@@ -290,6 +309,8 @@ class rnn_runner {
         }
         st.s = s;
         st.gh = recurrent ? gh : nullptr;
+        st.gh_slices = static_cast<int32_t>(slices);
+        st.gh_slice = D * N * GH;
         const bool final_step = s + 1 == steps;
         st.hy = final_step ? row_of(static_cast<T*>(a.hy), p_.h, p0) : nullptr;
         st.hy_p = p_.h.strides[0];

@@ -146,20 +146,30 @@ constexpr size_t no_region = static_cast<size_t>(-1);
 
 struct forward_workspace {
   size_t gx = 0;                 // [D][T][N][G*H] fp32 input projections of one layer
-  size_t gh = 0;                 // [D][N][G*H] fp32 recurrent products of one step
+  size_t gh = 0;                 // [slices][D][N][G*H] fp32 recurrent products of one step
   size_t x_stage = no_region;    // [T][N][I0] storage type, when x cannot be read in place
   size_t hs = 0, cs = 0;         // inference: [D][N][H] states updated in place
   size_t out[2] = {0, 0};        // inference: ping-pong layer outputs [T][N][D*H]
   size_t bytes = 0;
 };
 
+// k-slices of the forward's recurrent GEMM (R h over H): 1, or `wanted` when it divides H and there
+// is one direction (the slices then take the GEMM's batch dim, which two directions already use).
+// Each slice's product lands in its own [N][G*H] block of gh and the cell kernel adds the slices in
+// slice order, so the result is deterministic for a given split.
+inline int64_t recurrent_slices(const rnn_geometry& g, int64_t wanted) {
+  if (wanted <= 1 || g.D != 1 || g.H % wanted != 0) return 1;
+  return wanted;
+}
+
+// `slices`: recurrent_slices() of the run (gh holds one [D][N][G*H] block per slice).
 inline forward_workspace forward_workspace_of(const tsrpRnnProblem& p, const rnn_geometry& g,
-                                              bool training) {
+                                              bool training, int64_t slices = 1) {
   forward_workspace w;
   space_builder b;
   const size_t dn = static_cast<size_t>(g.D * g.N), tn = static_cast<size_t>(g.T * g.N);
   w.gx = b.take(dn * static_cast<size_t>(g.T * g.GH) * 4);
-  w.gh = b.take(dn * static_cast<size_t>(g.GH) * 4);
+  w.gh = b.take(static_cast<size_t>(slices) * dn * static_cast<size_t>(g.GH) * 4);
   if (direct_x_row_stride(p) == 0) w.x_stage = b.take(tn * static_cast<size_t>(g.I0) * g.es);
   if (!training) {
     w.hs = b.take(dn * static_cast<size_t>(g.H) * g.es);

@@ -53,6 +53,9 @@ const rnn_shape k_shapes[] = {
   {"tanh_no_bias_primes",      TSR_RNN_TANH, true,  2, 7, 5, 3, 2, TSR_RNN_NO_BIAS},
   {"relu_bi_c8h7",             TSR_RNN_RELU, true,  1, 8, 7, 3, 2, TSR_RNN_DOUBLE_BIAS},
   {"relu_uni_2layers_c3h3",    TSR_RNN_RELU, false, 2, 3, 3, 4, 1, TSR_RNN_SINGLE_REC_BIAS},
+  // One direction, H a multiple of 2, 4, 8 and 16: the CUDA forward's recurrent GEMM may run in
+  // k-slices here (TESSERA_CUDA_RNN_RECURRENT_SPLIT).
+  {"lstm_uni_2layers_c6h16",   TSR_LSTM,     false, 2, 6, 16, 3, 2, TSR_RNN_DOUBLE_BIAS},
 };
 // clang-format on
 

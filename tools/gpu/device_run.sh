@@ -267,10 +267,11 @@ if has variants; then
   # the afternoon), pool_max3x3s2 (3x3/2 max pooling on its own kernels or the tiles, per
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
   # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
-  # softmax forwards with cp.async row copies) and dw_wgrad_chunk (the depthwise backward filter's
-  # smallest chunk). The lean softmax and layer-norm forward kernels and the packed 3x3/2 max-pool
-  # forward were timed here against their former forms and replaced them on 2026-12-04 (the
-  # prefetching layer-norm form lost in the night's run 2 of 2026-12-03).
+  # softmax forwards with cp.async row copies), dw_wgrad_chunk (the depthwise backward filter's
+  # smallest chunk) and rnn_split (the RNN forward's recurrent GEMM in k-slices). The lean
+  # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
+  # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
+  # lost in the night's run 2 of 2026-12-03).
   want() { [[ " ${VARIANTS:-pool_max3x3s2} " == *" $1 "* ]]; }
   if want bn_rows; then
     time_variants TESSERA_CUDA_BN_ROWS_PER_THREAD "4 16 64" bn_rows_per_thread '--bnorm|^--dir=(FWD_D|BWD_DW) mb256'
@@ -323,6 +324,12 @@ if has variants; then
     env TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=4 timeout $(lim 90) "$c/bin/tessera-bench" --mode=C --backend=cuda \
         --batch="$c/suites/cuda_own_kernels_small.txt" > "$out/variant_dw_wgrad_chunk_4_correctness.txt" 2>&1
     row "dw_wgrad_chunk 4 correctness" "rc=$? $(tail -1 "$out/variant_dw_wgrad_chunk_4_correctness.txt")"
+  fi
+  if want rnn_split; then
+    # The forward's recurrent GEMM in k-slices (TESSERA_CUDA_RNN_RECURRENT_SPLIT, rnn_kernels.cu),
+    # not yet run on a GPU: conformance under 4 slices, then the anchor LSTM under 1, 2, 4 and 8.
+    test_variant TESSERA_CUDA_RNN_RECURRENT_SPLIT 4 rnn_split '*Rnn*/cuda'
+    time_variants TESSERA_CUDA_RNN_RECURRENT_SPLIT "1 2 4 8" rnn_split '--rnn'
   fi
   if want bn_passes; then
     # The batch-norm backward's dx pass in its compile-time form (TESSERA_CUDA_BN_DX_FORM=1, not
