@@ -557,8 +557,8 @@ __global__ void __launch_bounds__(max3x3s2_threads, 3)
 // chain starting from NaN (skip) or -inf (keep) always takes at least one tap.
 template <typename T, int Lanes, pool_op Op>
 __global__ void __launch_bounds__(max3x3s2_threads)
-    pool_fwd_max3x3s2_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y,
-                                    operand_strides ys, pool_geometry g, int64_t items, float alpha, float beta) {
+    pool_fwd_max3x3s2_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y, operand_strides ys,
+                             pool_geometry g, int64_t items, float alpha, float beta) {
   static_assert(Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan, "max pooling only");
   static_assert(Lanes * sizeof(T) == sizeof(uint4), "one 16-byte vector per item");
   constexpr bool keep_nan = Op == pool_op::max_propagate_nan;

@@ -132,10 +132,10 @@ __device__ __forceinline__ float row_exp(float d) {
 // instead of 3). H200, 65536x1024 fp16, 2026-12-04 (the first call of the evening): 3.64 TB/s
 // against the former kernel's 2.52 in the same call, conformance passed under both.
 //
-// Async (TESSERA_CUDA_SOFTMAX_ASYNC=1, not yet run on a GPU, so off by default; 16-byte vectors and
-// at most 4 per thread): the block walks several groups of rows and each thread copies its words
-// of the next group into shared memory with cp.async while it works on the current group, so two
-// groups are in flight without registers to hold the second. Every thread copies and later reads
+// Async (TESSERA_CUDA_SOFTMAX_ASYNC=n, n groups of rows per block; not yet run on a GPU, so off by
+// default; 16-byte vectors, at most 4 per thread): the block walks its groups and each thread
+// copies its words of the next group into shared memory with cp.async while it works on the
+// current group, so two groups are in flight without registers to hold the second. Every thread copies and later reads
 // only its own words: the wait needs no barrier. 2 x 256 threads x 4 x 16 bytes = 32 KB.
 template <typename T, int V, int Items>
 constexpr bool softmax_async_fits = V * sizeof(T) == 16 && Items <= 4;
