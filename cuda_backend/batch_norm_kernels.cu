@@ -1216,8 +1216,10 @@ void run_columns(const bn_call& c, bn_op op) {
       using yes = std::true_type;
       using no = std::false_type;
       using one = std::integral_constant<int, 1>;
-      // TESSERA_CUDA_BN_DX_UNROLL=1 runs the plain case one row at a time.
-      static const int plain_unroll = launch_override("TESSERA_CUDA_BN_DX_UNROLL", bn_plain_dx_unroll, 1, 4);
+      // TESSERA_CUDA_BN_DX_UNROLL=1 runs the plain case one row at a time (the two instantiated
+      // choices: 1 and bn_plain_dx_unroll).
+      static const int plain_unroll =
+          launch_override("TESSERA_CUDA_BN_DX_UNROLL", bn_plain_dx_unroll, 1, bn_plain_dx_unroll);
       if (src.relu && src.beta != 0.0f) {
         launch_dx(one{}, yes{}, yes{});
       } else if (src.relu) {

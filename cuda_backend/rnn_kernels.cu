@@ -296,8 +296,9 @@ class rnn_runner {
         if (recurrent && slices > 1) {
           // One direction: the batch dim walks the k-slices of h and R, each into its own block.
           const int64_t k = H / slices;
-          launch_gemm(gemm_of(N, GH, k, slices, operand(st.hs + s * st.hs_slot, dt_, H, 1, k),
-                              operand(recurrent_weights.data, dt_, 1, H, k),
+          gemm_operand weight_slices = recurrent_weights;
+          weight_slices.batch_stride = k;  // slice b: rows b*k.. of R (k runs with stride 1)
+          launch_gemm(gemm_of(N, GH, k, slices, operand(st.hs + s * st.hs_slot, dt_, H, 1, k), weight_slices,
                               output(gh, TSRP_DATA_FLOAT, GH, 1, N * GH), 0.0f, tf32_),
                       ctx_.stream());
         } else if (recurrent) {
