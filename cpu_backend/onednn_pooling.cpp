@@ -16,12 +16,16 @@
 // oneDNN's argmax keeps the first maximum in window order (strictly greater replaces), which is
 // the convention of the reference (tests/reference/reference_pooling.hpp); the result is
 // deterministic.
+// NaN inputs to max pooling: oneDNN does not define them, so an x holding a NaN is pooled (forward
+// and backward) by the plugin's own loops under the NaN rule (onednn_pooling_nan.hpp), on the same
+// staged or direct buffers, before the same output blend.
 #include "onednn_abi_struct.hpp"
 #include "onednn_context.hpp"
 #include "onednn_errors.hpp"
 #include "onednn_kernels.hpp"
 #include "onednn_log.hpp"
 #include "onednn_memory_desc.hpp"
+#include "onednn_pooling_nan.hpp"
 #include "onednn_primitive_cache.hpp"
 #include "onednn_reorder_step.hpp"
 #include "onednn_staged_kernel.hpp"
@@ -256,7 +260,8 @@ void create_primitives(pool_plan& plan) {
     if (*step) (*step)->instantiate();
 }
 
-void execute_plan(const pool_plan& plan, context& ctx, const tsrpPoolingArgs& a, void* workspace) {
+void execute_plan(const pool_plan& plan, context& ctx, const tsrpPoolingProblem& p, const tsrpPoolingArgs& a,
+                  void* workspace) {
   dnnl::engine& engine = ctx.engine();
   dnnl::stream& stream = ctx.stream();
   void* scratchpad = workspace_at(workspace, plan.scratchpad_offset);
@@ -290,7 +295,16 @@ void execute_plan(const pool_plan& plan, context& ctx, const tsrpPoolingArgs& a,
   }
   dnnl::memory result = plan.out ? at(plan.out_c, plan.out_offset) : out;
 
-  if (!plan.backward) {
+  // NaN in x: oneDNN's max is undefined for it, so the plan's loops take the call
+  // (onednn_pooling_nan.hpp); the blend into the user's output below stays the same.
+  const bool nan_aware = p.mode == TSRP_POOLING_MAX && needs_x && holds_nan(src);
+  if (nan_aware) {
+    if (plan.backward) {
+      max_pool_backward_nan_aware(p, src, diff_dst, result);
+    } else {
+      max_pool_forward_nan_aware(p, src, result);
+    }
+  } else if (!plan.backward) {
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, result}};
     scratch_arg(plan.forward_pd, args);
     plan.forward.execute(stream, args);
@@ -337,9 +351,9 @@ struct pool_traits : alpha_beta_traits<tsrpPoolingArgs> {
     return choose_plan(engine, p, Backward, a.alpha, a.beta);
   }
   static void instantiate(plan& made) { create_primitives(made); }
-  static void execute(const plan& made, context& ctx, const problem&, const args& a,
+  static void execute(const plan& made, context& ctx, const problem& p, const args& a,
                       void* workspace) {
-    execute_plan(made, ctx, a, workspace);
+    execute_plan(made, ctx, p, a, workspace);
   }
 };
 
@@ -349,15 +363,17 @@ const tsrpKernel g_forward_kernel = staged_kernel<pool_traits<false>>::make(
     "oneDNN pooling forward (max, average with or without padding), 2-D and 3-D. Averages sum "
     "in f32; with alpha != 1, beta != 0, differing x/y types or layouts no fast kernel takes, "
     "or f16 on CPUs without AVX512-FP16, the result is staged in f32 in the workspace and "
-    "alpha*pool + beta*y is rounded once to y's type. NaN inputs to max pooling: oneDNN does not "
-    "define which wins, so nan_propagation is only honoured for NaN-free inputs.");
+    "alpha*pool + beta*y is rounded once to y's type. Max pooling of an x holding NaN (found by a "
+    "scan of x's bits each call) runs in the plugin's own loop under nan_propagation's rule, since "
+    "oneDNN leaves NaN inputs undefined.");
 
 const tsrpKernel g_backward_kernel = staged_kernel<pool_traits<true>>::make(
     TSRP_OP_POOLING_BACKWARD,
     TSRP_KERNEL_DETERMINISTIC,
     "oneDNN pooling backward. Max: the argmax is recomputed from x by oneDNN's forward-training "
     "pooling into the workspace (y is not read); each dy goes to the first maximum of its window "
-    "in window order. Staged through f32 in the workspace like pool_fwd when alpha != 1, "
+    "in window order; an x holding NaN runs the plugin's own loop instead (NaNs never win, a window "
+    "of NaNs passes no gradient). Staged through f32 in the workspace like pool_fwd when alpha != 1, "
     "beta != 0, or the type/layout has no fast oneDNN kernel.");
 
 }  // namespace

@@ -14,6 +14,7 @@
 // ran, in a plain loop over a in its own type (exact for every type): for each element of c,
 // the first position (row-major over the reduced dims) holding the minimum, maximum or largest
 // magnitude. NaN is skipped unless nan_propagation asks for it (then the first NaN wins).
+#include "host_element_access.hpp"
 #include "onednn_kernels.hpp"
 #include "onednn_memory_desc.hpp"
 #include "onednn_reorder_step.hpp"
@@ -21,7 +22,6 @@
 #include "onednn_workspace.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -153,49 +153,6 @@ std::shared_ptr<reduce_plan> choose_plan(const dnnl::engine& engine,
 
 // ---- indices ------------------------------------------------------------------------------
 
-uint16_t load_u16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-double half_to_double(uint16_t h) {
-  const int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  double v;
-  if (exponent == 0)
-    v = std::ldexp(static_cast<double>(mantissa), -24);
-  else if (exponent == 31)
-    v = mantissa ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
-  return sign ? -v : v;
-}
-
-double load_value(const void* base, int32_t data_type, int64_t offset) {
-  const uint8_t* p = static_cast<const uint8_t*>(base);
-  switch (data_type) {
-    case TSRP_DATA_FLOAT: {
-      float f;
-      std::memcpy(&f, p + offset * 4, sizeof f);
-      return f;
-    }
-    case TSRP_DATA_HALF: return half_to_double(load_u16(p + offset * 2));
-    case TSRP_DATA_BFLOAT16: {
-      const uint32_t bits = static_cast<uint32_t>(load_u16(p + offset * 2)) << 16;
-      float f;
-      std::memcpy(&f, &bits, sizeof f);
-      return f;
-    }
-    case TSRP_DATA_INT8: return static_cast<int8_t>(p[offset]);
-    case TSRP_DATA_INT32: {
-      int32_t i;
-      std::memcpy(&i, p + offset * 4, sizeof i);
-      return i;
-    }
-  }
-  return NAN;
-}
-
 // Walks c's elements in row-major order and, for each, its slice of a.
 void compute_indices(const tsrpReduceTensorProblem& p, const void* a, uint32_t* indices) {
   const int nd = p.a.ndims;
@@ -216,7 +173,7 @@ void compute_indices(const tsrpReduceTensorProblem& p, const void* a, uint32_t* 
     while (true) {
       int64_t offset = base;
       for (size_t k = 0; k < reduced.size(); ++k) offset += r_index[k] * p.a.strides[reduced[k]];
-      double v = load_value(a, p.a.data_type, offset);
+      double v = load_element(a, p.a.data_type, offset);
       if (p.op == TSRP_REDUCE_TENSOR_AMAX) v = std::fabs(v);
       if (std::isnan(v)) {
         if (propagate) {

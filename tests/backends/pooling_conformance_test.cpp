@@ -140,9 +140,10 @@ bool run_forward(tsrHandle_t h, const tsrKernelInfo_t& k, const tsrpPoolingProbl
 }
 
 bool run_backward(tsrHandle_t h, const tsrKernelInfo_t& k, const tsrpPoolingProblem& p,
-                  float alpha, float beta, uint32_t seed, std::string* declined) {
+                  float alpha, float beta, uint32_t seed, std::string* declined, bool nan_inputs = false) {
   ref::host_tensor x(p.x), y(p.y), dy(p.dy), dx0(p.dx);
   ref::fill_integers(x, ref::fill_spec{-4, 4, 1.0}, seed);
+  if (nan_inputs) sprinkle_nans(x);
   ref::fill_integers(dy, ref::fill_spec{-4, 4, 1.0}, seed + 1);
   ref::fill_integers(dx0, ref::fill_spec{-3, 3, 1.0}, seed + 2);
   std::string error;
@@ -231,17 +232,19 @@ TEST_P(PoolingConformance, pooling_backward_matches_the_reference) {
 }
 
 // Max pooling over inputs with NaN, under both NaN rules (the sweep above has no NaN inputs and
-// only the default rule): the 2-D shapes, every storage type, channels-last and NCHW, both blends.
-// Our CUDA kernels only: oneDNN has no NaN rule (its kernel's description says so; measured here:
-// all-NaN windows give the lowest value and PROPAGATE skips NaN), and what cuDNN does with NaN is
-// cuDNN's to define.
-TEST_P(PoolingConformance, max_pooling_nan_rules_match_the_reference) {
-  if (std::string(GetParam().name) != "cuda") GTEST_SKIP() << "NaN rules are checked on our CUDA kernels only";
-  std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_POOLING_FORWARD);
-  if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no pooling forward kernel";
+// only the default rule): the 2-D shapes, every storage type, channels-last and NCHW, both blends,
+// forward and backward, on our backends (the cudnn plugin's NaN behaviour is NVIDIA's). oneDNN leaves NaN inputs undefined (measured: all-NaN
+// windows gave the lowest float and PROPAGATE skipped NaN), so the oneDNN kernels detect them and
+// pool in their own loop (cpu_backend/onednn_pooling_nan.hpp); these tests hold both backends to
+// the reference's rule.
+void nan_rule_sweep(tsrHandle_t h, const std::string& backend, bool backward) {
+  if (backend == "cudnn") GTEST_SKIP() << "the cudnn plugin passes NaN inputs to NVIDIA's kernels, whose rule is theirs";
+  const tsrOperation_t op = backward ? TSR_OP_POOLING_BACKWARD : TSR_OP_POOLING_FORWARD;
+  std::vector<tsrKernelInfo_t> ks = kernels_of(backend, op);
+  if (ks.empty()) GTEST_SKIP() << backend << " has no " << tsrGetOperationName(op) << " kernel";
   for (const tsrKernelInfo_t& k : ks) {
     int ran = 0;
-    uint32_t seed = 900;
+    uint32_t seed = backward ? 1900 : 900;
     for (const pool_shape& s : k_pool_shapes) {
       if (s.spatial != 2) continue;
       for (int32_t rule : {TSRP_NOT_PROPAGATE_NAN, TSRP_PROPAGATE_NAN})
@@ -255,11 +258,21 @@ TEST_P(PoolingConformance, max_pooling_nan_rules_match_the_reference) {
               tsrpPoolingProblem p = make_problem(s, TSR_POOLING_MAX, dt, l);
               p.nan_propagation = rule;
               std::string why;
-              if (run_forward(h_, k, p, alpha, beta, seed++, &why, true)) ++ran;
+              const bool did = backward ? run_backward(h, k, p, alpha, beta, seed++, &why, true)
+                                        : run_forward(h, k, p, alpha, beta, seed++, &why, true);
+              if (did) ++ran;
             }
     }
     EXPECT_GT(ran, 0) << k.backend_name << "/" << k.kernel_name << " declined every NaN case";
   }
+}
+
+TEST_P(PoolingConformance, max_pooling_nan_rules_match_the_reference) {
+  nan_rule_sweep(h_, GetParam().name, false);
+}
+
+TEST_P(PoolingConformance, max_pooling_backward_never_lets_nan_win) {
+  nan_rule_sweep(h_, GetParam().name, true);
 }
 
 // The reference itself: max backward sends a tied window's gradient to its first element.
