@@ -9,9 +9,11 @@
 // ResNet-50 workhorse), 128x64x64 (layers with K <= 64, where a 128-wide N tile idles half the
 // MMAs); both with clusters of two CTAs along M that share each filter tile through TMA
 // multicast. Each output element is computed by one CTA in a fixed order: deterministic.
+#include "conv_igemm_dgrad_fprop_form.cuh"
 #include "conv_igemm_fprop_kernels.cuh"
 #include "conv_igemm_kernels.hpp"
 #include "cuda_kernels.hpp"
+#include "launch_overrides.hpp"
 
 #include <tessera/plugin_abi.h>
 
@@ -61,6 +63,11 @@ void add_conv_implicit_gemm_kernels(kernel_list& out) {
   out.insert(out.end(), fused.begin(), fused.end());
   add_conv_igemm_3d_kernels(out);
   add_conv_igemm_dgrad_kernels(out);
+  // The TF32 backward data runs the TF32 forward kernel above (conv_igemm_dgrad_fprop_form.cuh), so
+  // it is instantiated in this file; not yet run on a GPU, hence registered only on request.
+  if (launch_override("TESSERA_CUDA_TF32_DGRAD", 0, 0, 1) == 1) {
+    out.push_back(make_kernel<igemm::dgrad_fprop_form_traits<fprop_choice<TSRP_DATA_FLOAT, 128, 128>::config>>());
+  }
   add_conv_igemm_wgrad_kernels(out);
   add_conv_wgrad_small_c_kernels(out);
 }

@@ -16,6 +16,7 @@
 #include <tessera_common/shape_inference.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -221,17 +222,23 @@ void backward_sweep(tsrHandle_t h, const std::string& backend, bwd dir) {
     for (const conv_shape& s : k_shapes)
       for (int32_t dt : k_float_types)
         for (bool nhwc : {false, true})
-          for (auto [alpha, beta] : k_scalars) {
-            const bool use_pool = seed % 5 == 0;
-            SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + s.label +
-                         " dt=" + tessera::common::data_type_name(dt) + (nhwc ? " nhwc" : " nchw") +
-                         " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) +
-                         (use_pool ? " pool" : ""));
-            std::string why;
-            count(t, run_backward_case(h, dir, k, conv_problem(s, dt, nhwc), alpha, beta, seed++,
-                                       use_pool, &why),
-                  why);
-          }
+          for (auto [alpha, beta] : k_scalars)
+            for (tsrMathMode_t math : {TSR_MATH_DEFAULT, TSR_MATH_ALLOW_TF32}) {
+              // TF32 allowed: fp32 NHWC again (the kernels that only run under it); the small
+              // integer inputs are exact in TF32, so the fp32 tolerance holds.
+              if (math == TSR_MATH_ALLOW_TF32 && (dt != TSRP_DATA_FLOAT || !nhwc)) continue;
+              const bool use_pool = seed % 5 == 0;
+              SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + s.label +
+                           " dt=" + tessera::common::data_type_name(dt) + (nhwc ? " nhwc" : " nchw") +
+                           " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) +
+                           (use_pool ? " pool" : "") + (math == TSR_MATH_ALLOW_TF32 ? " math=tf32" : ""));
+              std::string why;
+              EXPECT_EQ(tsrSetMathMode(h, math), TSR_STATUS_SUCCESS);
+              const bool ran = run_backward_case(h, dir, k, conv_problem(s, dt, nhwc), alpha, beta, seed++,
+                                                 use_pool, &why);
+              EXPECT_EQ(tsrSetMathMode(h, TSR_MATH_DEFAULT), TSR_STATUS_SUCCESS);
+              count(t, ran, why);
+            }
     report(k, tsrGetOperationName(op), t);
   }
 }
@@ -242,6 +249,63 @@ TEST_P(ConvolutionFamilyConformance, backward_data_matches_the_reference) {
 
 TEST_P(ConvolutionFamilyConformance, backward_filter_matches_the_reference) {
   backward_sweep(h_, GetParam().name, bwd::filter);
+}
+
+// TF32 numerics of backward data (TSR_MATH_ALLOW_TF32), as the forward's test in
+// conformance_test.cpp: fp32 inputs of 21 significant bits, so TF32 products round; each dx must
+// stay within 2^-9 * length * max|w| * max|dy| of the exact sum, and a kernel named *_tf32 must
+// differ from exact fp32 somewhere (proof that it is not an exact path in disguise).
+TEST_P(ConvolutionFamilyConformance, tf32_backward_data_stays_within_tf32_rounding) {
+  std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_CONVOLUTION_BACKWARD_DATA);
+  if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no backward data kernel";
+  constexpr int magnitude = 1 << 20;
+  for (const tsrKernelInfo_t& k : ks) {
+    int ran = 0;
+    bool differs = false;
+    uint32_t seed = 201;
+    for (const char* label : {"resnet_3x3", "wgrad_split_many_pixels"}) {
+      SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + label + " fp32 nhwc math=tf32");
+      const tsrpConvolutionProblem p = conv_problem(shape_named(label), TSRP_DATA_FLOAT, true);
+      const int64_t length = p.w.dims[0] * spatial_size(p.w);
+      ref::host_tensor w(p.w), dy(p.y), dx(p.x);
+      ref::fill_integers(w, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      ref::fill_integers(dy, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      desc_owner wd(p.w), dyd(p.y), dxd(p.x);
+      conv_owner cd(p);
+      ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_ALLOW_TF32));
+      size_t ws = 0;
+      tsrStatus_t st = tsrGetConvolutionBackwardDataWorkspaceSize(h_, wd, dyd, cd, dxd, k.algo, &ws);
+      std::string why;
+      if (!declined(st, &why)) {
+        EXPECT_EQ(st, TSR_STATUS_SUCCESS) << last_error();
+        device_buffer d_w(h_, w.byte_size()), d_dy(h_, dy.byte_size()), d_dx(h_, dx.byte_size()), d_ws(h_, ws);
+        d_w.upload(w);
+        d_dy.upload(dy);
+        ref::host_tensor poisoned = dx;
+        ref::fill_poison(poisoned);
+        d_dx.upload(poisoned);
+        st = tsrConvolutionBackwardData(h_, 1.0f, wd, d_w.p, dyd, d_dy.p, cd, k.algo, d_ws.p, ws, 0.0f, dxd, d_dx.p);
+        EXPECT_EQ(st, TSR_STATUS_SUCCESS) << last_error();
+        ref::host_tensor got(p.x), expected(p.x);
+        d_dx.download(got);
+        std::string error;
+        EXPECT_TRUE(ref::convolution_backward_data(p, w.data(), dy.data(), 1.0f, 0.0f, expected.data(), &error))
+            << error;
+        const double bound = std::ldexp(1.0, -9) * static_cast<double>(length) * magnitude * magnitude;
+        EXPECT_TRUE(ref::compare(got, expected, ref::tolerance{bound, 0.0}).ok())
+            << ref::compare(got, expected, ref::tolerance{bound, 0.0}).message;
+        differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 1e-6}).ok();
+        ++ran;
+      }
+      ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_DEFAULT));
+    }
+    if (std::string(k.kernel_name).find("_tf32") != std::string::npos) {
+      EXPECT_GT(ran, 0) << k.kernel_name << " declined fp32 NHWC under TSR_MATH_ALLOW_TF32";
+      EXPECT_TRUE(differs) << k.kernel_name << " gave exact fp32 results: not the TF32 tensor cores";
+    }
+    std::printf("[ conform  ] %s/%s convolution_backward_data tf32: %d cases ran%s\n", k.backend_name,
+                k.kernel_name, ran, differs ? ", rounded like TF32" : "");
+  }
 }
 
 // Like the forward, the flipped-filter mode is either computed right or declined with words. A

@@ -268,7 +268,8 @@ if has variants; then
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
   # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
   # softmax forwards with cp.async row copies), dw_wgrad_chunk (the depthwise backward filter's
-  # smallest chunk) and rnn_split (the RNN forward's recurrent GEMM in k-slices). The lean
+  # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices) and tf32_dgrad
+  # (fp32 backward data on the TF32 tensor cores in the forward form). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -330,6 +331,18 @@ if has variants; then
     # not yet run on a GPU: conformance under 4 slices, then the anchor LSTM under 1, 2, 4 and 8.
     test_variant TESSERA_CUDA_RNN_RECURRENT_SPLIT 4 rnn_split '*Rnn*/cuda'
     time_variants TESSERA_CUDA_RNN_RECURRENT_SPLIT "1 2 4 8" rnn_split '--rnn'
+  fi
+  if want tf32_dgrad; then
+    # fp32 backward data on the TF32 tensor cores as a forward convolution with the filter flipped
+    # (conv_igemm_dgrad_fprop_form.cuh), registered only under TESSERA_CUDA_TF32_DGRAD=1 and not
+    # yet run on a GPU: the convolution family's conformance (its TF32 sweep and TF32 numerics test)
+    # with it registered, then ResNet-50's backward data (minibatch 32, fp32 NHWC, TF32 allowed)
+    # side by side with cuDNN under the same math mode.
+    test_variant TESSERA_CUDA_TF32_DGRAD 1 tf32_dgrad '*ConvolutionFamily*/cuda'
+    env TESSERA_CUDA_TF32_DGRAD=1 timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/resnet50_bwd_data.txt" \
+        > "$out/variant_tf32_dgrad_resnet50.txt" 2>&1
+    row "tf32_dgrad resnet50 bwd_d" "rc=$? $(grep -c fprop_form "$out/variant_tf32_dgrad_resnet50.txt") rows on the TF32 kernel; $(tail -1 "$out/variant_tf32_dgrad_resnet50.txt" | cut -c1-80)"
   fi
   if want bn_passes; then
     # The batch-norm backward's dx pass in its compile-time form (TESSERA_CUDA_BN_DX_FORM=1, not
