@@ -251,13 +251,15 @@ TEST_P(ConvolutionFamilyConformance, backward_filter_matches_the_reference) {
   backward_sweep(h_, GetParam().name, bwd::filter);
 }
 
-// TF32 numerics of backward data (TSR_MATH_ALLOW_TF32), as the forward's test in
-// conformance_test.cpp: fp32 inputs of 21 significant bits, so TF32 products round; each dx must
-// stay within 2^-9 * length * max|w| * max|dy| of the exact sum, and a kernel named *_tf32 must
+// TF32 numerics of the backward directions (TSR_MATH_ALLOW_TF32), as the forward's test in
+// conformance_test.cpp: fp32 inputs of 21 significant bits, so TF32 products round; each result
+// must stay within 2^-9 * length * max|a| * max|b| of the exact sum, and a kernel named *_tf32 must
 // differ from exact fp32 somewhere (proof that it is not an exact path in disguise).
-TEST_P(ConvolutionFamilyConformance, tf32_backward_data_stays_within_tf32_rounding) {
-  std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_CONVOLUTION_BACKWARD_DATA);
-  if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no backward data kernel";
+void tf32_backward_numerics(tsrHandle_t h, const std::string& backend, bwd dir) {
+  const tsrOperation_t op =
+      dir == bwd::data ? TSR_OP_CONVOLUTION_BACKWARD_DATA : TSR_OP_CONVOLUTION_BACKWARD_FILTER;
+  std::vector<tsrKernelInfo_t> ks = kernels_of(backend, op);
+  if (ks.empty()) GTEST_SKIP() << backend << " has no " << tsrGetOperationName(op) << " kernel";
   constexpr int magnitude = 1 << 20;
   for (const tsrKernelInfo_t& k : ks) {
     int ran = 0;
@@ -266,46 +268,66 @@ TEST_P(ConvolutionFamilyConformance, tf32_backward_data_stays_within_tf32_roundi
     for (const char* label : {"resnet_3x3", "wgrad_split_many_pixels"}) {
       SCOPED_TRACE(std::string(k.backend_name) + "/" + k.kernel_name + " " + label + " fp32 nhwc math=tf32");
       const tsrpConvolutionProblem p = conv_problem(shape_named(label), TSRP_DATA_FLOAT, true);
-      const int64_t length = p.w.dims[0] * spatial_size(p.w);
-      ref::host_tensor w(p.w), dy(p.y), dx(p.x);
-      ref::fill_integers(w, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      // The output (dx or dw), the operand beside dy (w or x), and the reduction's length.
+      const tsrpTensor& out_t = dir == bwd::data ? p.x : p.w;
+      const tsrpTensor& in_t = dir == bwd::data ? p.w : p.x;
+      const int64_t length =
+          dir == bwd::data ? p.w.dims[0] * spatial_size(p.w) : p.x.dims[0] * spatial_size(p.y);
+      ref::host_tensor in(in_t), dy(p.y), out(out_t);
+      ref::fill_integers(in, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
       ref::fill_integers(dy, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
-      desc_owner wd(p.w), dyd(p.y), dxd(p.x);
+      desc_owner in_d(in_t), dy_d(p.y), out_d(out_t);
       conv_owner cd(p);
-      ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_ALLOW_TF32));
+      ASSERT_OK(tsrSetMathMode(h, TSR_MATH_ALLOW_TF32));
       size_t ws = 0;
-      tsrStatus_t st = tsrGetConvolutionBackwardDataWorkspaceSize(h_, wd, dyd, cd, dxd, k.algo, &ws);
+      tsrStatus_t st =
+          dir == bwd::data ? tsrGetConvolutionBackwardDataWorkspaceSize(h, in_d, dy_d, cd, out_d, k.algo, &ws)
+                           : tsrGetConvolutionBackwardFilterWorkspaceSize(h, in_d, dy_d, cd, out_d, k.algo, &ws);
       std::string why;
       if (!declined(st, &why)) {
         EXPECT_EQ(st, TSR_STATUS_SUCCESS) << last_error();
-        device_buffer d_w(h_, w.byte_size()), d_dy(h_, dy.byte_size()), d_dx(h_, dx.byte_size()), d_ws(h_, ws);
-        d_w.upload(w);
+        device_buffer d_in(h, in.byte_size()), d_dy(h, dy.byte_size()), d_out(h, out.byte_size()), d_ws(h, ws);
+        d_in.upload(in);
         d_dy.upload(dy);
-        ref::host_tensor poisoned = dx;
+        ref::host_tensor poisoned = out;
         ref::fill_poison(poisoned);
-        d_dx.upload(poisoned);
-        st = tsrConvolutionBackwardData(h_, 1.0f, wd, d_w.p, dyd, d_dy.p, cd, k.algo, d_ws.p, ws, 0.0f, dxd, d_dx.p);
+        d_out.upload(poisoned);
+        st = dir == bwd::data ? tsrConvolutionBackwardData(h, 1.0f, in_d, d_in.p, dy_d, d_dy.p, cd, k.algo, d_ws.p,
+                                                           ws, 0.0f, out_d, d_out.p)
+                              : tsrConvolutionBackwardFilter(h, 1.0f, in_d, d_in.p, dy_d, d_dy.p, cd, k.algo,
+                                                             d_ws.p, ws, 0.0f, out_d, d_out.p);
         EXPECT_EQ(st, TSR_STATUS_SUCCESS) << last_error();
-        ref::host_tensor got(p.x), expected(p.x);
-        d_dx.download(got);
+        ref::host_tensor got(out_t), expected(out_t);
+        d_out.download(got);
         std::string error;
-        EXPECT_TRUE(ref::convolution_backward_data(p, w.data(), dy.data(), 1.0f, 0.0f, expected.data(), &error))
+        EXPECT_TRUE(dir == bwd::data ? ref::convolution_backward_data(p, in.data(), dy.data(), 1.0f, 0.0f,
+                                                                      expected.data(), &error)
+                                     : ref::convolution_backward_filter(p, in.data(), dy.data(), 1.0f, 0.0f,
+                                                                        expected.data(), &error))
             << error;
         const double bound = std::ldexp(1.0, -9) * static_cast<double>(length) * magnitude * magnitude;
-        EXPECT_TRUE(ref::compare(got, expected, ref::tolerance{bound, 0.0}).ok())
-            << ref::compare(got, expected, ref::tolerance{bound, 0.0}).message;
+        const ref::compare_result r = ref::compare(got, expected, ref::tolerance{bound, 0.0});
+        EXPECT_TRUE(r.ok()) << r.message;
         differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 1e-6}).ok();
         ++ran;
       }
-      ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_DEFAULT));
+      ASSERT_OK(tsrSetMathMode(h, TSR_MATH_DEFAULT));
     }
     if (std::string(k.kernel_name).find("_tf32") != std::string::npos) {
       EXPECT_GT(ran, 0) << k.kernel_name << " declined fp32 NHWC under TSR_MATH_ALLOW_TF32";
       EXPECT_TRUE(differs) << k.kernel_name << " gave exact fp32 results: not the TF32 tensor cores";
     }
-    std::printf("[ conform  ] %s/%s convolution_backward_data tf32: %d cases ran%s\n", k.backend_name,
-                k.kernel_name, ran, differs ? ", rounded like TF32" : "");
+    std::printf("[ conform  ] %s/%s %s tf32: %d cases ran%s\n", k.backend_name, k.kernel_name,
+                tsrGetOperationName(op), ran, differs ? ", rounded like TF32" : "");
   }
+}
+
+TEST_P(ConvolutionFamilyConformance, tf32_backward_data_stays_within_tf32_rounding) {
+  tf32_backward_numerics(h_, GetParam().name, bwd::data);
+}
+
+TEST_P(ConvolutionFamilyConformance, tf32_backward_filter_stays_within_tf32_rounding) {
+  tf32_backward_numerics(h_, GetParam().name, bwd::filter);
 }
 
 // Like the forward, the flipped-filter mode is either computed right or declined with words. A

@@ -268,8 +268,8 @@ if has variants; then
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
   # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
   # softmax forwards with cp.async row copies), dw_wgrad_chunk (the depthwise backward filter's
-  # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices) and tf32_dgrad
-  # (fp32 backward data on the TF32 tensor cores in the forward form). The lean
+  # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_dgrad and
+  # tf32_wgrad (fp32 backward data and filter on the TF32 tensor cores). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -343,6 +343,16 @@ if has variants; then
         --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/resnet50_bwd_data.txt" \
         > "$out/variant_tf32_dgrad_resnet50.txt" 2>&1
     row "tf32_dgrad resnet50 bwd_d" "rc=$? $(grep -c fprop_form "$out/variant_tf32_dgrad_resnet50.txt") rows on the TF32 kernel; $(tail -1 "$out/variant_tf32_dgrad_resnet50.txt" | cut -c1-80)"
+  fi
+  if want tf32_wgrad; then
+    # fp32 backward filter on the TF32 tensor cores (CUTLASS sm80 implicit GEMM with serial split-K,
+    # conv_wgrad_tf32_sm80.cu), registered only under TESSERA_CUDA_TF32_WGRAD=1 and not yet run on
+    # a GPU: conformance, then ResNet-50's backward filter (minibatch 32) beside cuDNN.
+    test_variant TESSERA_CUDA_TF32_WGRAD 1 tf32_wgrad '*ConvolutionFamily*/cuda'
+    env TESSERA_CUDA_TF32_WGRAD=1 timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/resnet50_bwd_filter.txt" \
+        > "$out/variant_tf32_wgrad_resnet50.txt" 2>&1
+    row "tf32_wgrad resnet50 bwd_w" "rc=$? $(grep -c sm80_128x128x16_tf32 "$out/variant_tf32_wgrad_resnet50.txt") rows on the TF32 kernel; $(tail -1 "$out/variant_tf32_wgrad_resnet50.txt" | cut -c1-80)"
   fi
   if want bn_passes; then
     # The batch-norm backward's dx pass in its compile-time form (TESSERA_CUDA_BN_DX_FORM=1, not
