@@ -14,7 +14,7 @@ void add_conv_igemm_wgrad_kernels(kernel_list& out);  // conv_implicit_gemm_wgra
 void add_conv_igemm_3d_kernels(kernel_list& out);     // conv_implicit_gemm_3d.cu: 3-D forward
 // conv_wgrad_small_c_mma.cu: backward filter with C * R * S <= 160 (mma.sync, not CUTLASS).
 void add_conv_wgrad_small_c_kernels(kernel_list& out);
-// conv_wgrad_tf32_sm80.cu: fp32 backward filter on TF32 tensor cores (CUTLASS sm80, mma.sync).
-void add_conv_wgrad_tf32_kernels(kernel_list& out);
+// conv_backward_tf32_sm80.cu: fp32 backward data and filter on TF32 tensor cores (CUTLASS sm80).
+void add_conv_backward_tf32_kernels(kernel_list& out);
 
 }  // namespace tessera::cuda

@@ -70,7 +70,7 @@ void add_conv_implicit_gemm_kernels(kernel_list& out) {
   }
   add_conv_igemm_wgrad_kernels(out);
   add_conv_wgrad_small_c_kernels(out);
-  add_conv_wgrad_tf32_kernels(out);
+  add_conv_backward_tf32_kernels(out);
 }
 
 }  // namespace tessera::cuda

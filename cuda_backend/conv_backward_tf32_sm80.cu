@@ -1,0 +1,263 @@
+// fp32 backward convolutions on the TF32 tensor cores through CUTLASS's sm80 implicit GEMM
+// (mma.sync m16n8k8 TF32; issue 4: TF32 for every direction where the handle's math mode allows it):
+//   "conv_bwd_filter_igemm_sm80_128x128x16_tf32"  dw = alpha * conv_backward_filter(x, dy) + beta * dw
+//   "conv_bwd_data_igemm_sm80_128x128x16_tf32"    dx = alpha * conv_backward_data(w, dy) + beta * dx
+//
+// Why the sm80 collectives and not the sm90 ones the fp16/bf16 kernels use: the TF32 wgmma takes
+// K-major operands only, and the backward GEMMs have MN-major ones (backward filter: dy with K
+// contiguous and x with C contiguous, both MN-major; backward data: w with C, its GEMM N,
+// contiguous). The sm80 collectives load tiles into shared memory in layouts their warp-level
+// TF32 mma.sync fragments read either way, so no operand copy is needed. They also run on any
+// GPU from sm80 on (the portable path the issue asks for).
+//  - Backward filter: the pixel reduction (N*P*Q) is long and dw has few tiles, so the reduction
+//    is split over CTAs ("serial split-K": each split waits for the one before on a semaphore in
+//    the workspace, then adds its fp32 partial tile to dw): deterministic, the splits always add in
+//    the same order, no atomics. Split count from the tile count and the reduction length only, so
+//    that workspace and run agree on every device.
+//  - Backward data: CUTLASS's strided dgrad (each CTA one phase of dx, so stride 2 costs no wasted
+//    taps), for every stride; dilation 1 with strides above 1 (CUTLASS's limit). Unit-stride
+//    problems also have the TF32 forward form (conv_igemm_dgrad_fprop_form.cuh, wgmma), which the
+//    wave model ranks ahead of this one.
+// fp32 x, dy and w; packed NHWC x / KRSC w / NPQK dy; C and K multiples of 8 (the family's
+// common_support); one group, cross-correlation, 1-D and 2-D.
+//
+// Written on 2026-12-04 without a GPU to run it on: registered only under TESSERA_CUDA_TF32_WGRAD=1
+// and TESSERA_CUDA_TF32_DGRAD=1 until the H200 conformance run has passed them
+// (tools/gpu/device_run.sh variants, "tf32_wgrad" and "tf32_dgrad").
+#include "conv_igemm_geometry.hpp"
+#include "conv_igemm_kernels.hpp"
+#include "conv_igemm_wave_model.hpp"
+#include "cuda_context.hpp"
+#include "cuda_errors.hpp"
+#include "kernel_glue.hpp"
+#include "launch_overrides.hpp"
+#include "tensor_layout.hpp"
+
+#include <tessera/plugin_abi.h>
+
+// clang-format off
+#include <cutlass/cutlass.h>
+#include <cutlass/numeric_types.h>
+#include <cutlass/conv/conv2d_problem_size.h>
+#include <cutlass/conv/kernel/default_conv2d_dgrad.h>
+#include <cutlass/conv/kernel/default_conv2d_wgrad.h>
+#include <cutlass/conv/device/implicit_gemm_convolution.h>
+#include <cutlass/epilogue/thread/linear_combination.h>
+#include <cutlass/conv/threadblock/threadblock_swizzle.h>
+#include <cutlass/gemm/threadblock/threadblock_swizzle.h>
+// clang-format on
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace tessera::cuda {
+namespace {
+
+// tfloat32_t: fp32 bits in memory; the tensor cores read the top 19 bits of each operand.
+using element = cutlass::tfloat32_t;
+constexpr int tile_m = 128, tile_n = 128, tile_k = 16;
+using wgrad_kernel = typename cutlass::conv::kernel::DefaultConv2dWgrad<
+    element, cutlass::layout::TensorNHWC, element, cutlass::layout::TensorNHWC, float, cutlass::layout::TensorNHWC,
+    float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80, cutlass::gemm::GemmShape<tile_m, tile_n, tile_k>,
+    cutlass::gemm::GemmShape<64, 64, tile_k>, cutlass::gemm::GemmShape<16, 8, 8>,
+    cutlass::epilogue::thread::LinearCombination<float, 4, float, float>,
+    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, 3, cutlass::arch::OpMultiplyAdd,
+    cutlass::conv::IteratorAlgorithm::kOptimized>::Kernel;
+using wgrad_device = cutlass::conv::device::ImplicitGemmConvolution<wgrad_kernel>;
+using dgrad_kernel = typename cutlass::conv::kernel::DefaultConv2dDgrad<
+    element, cutlass::layout::TensorNHWC, element, cutlass::layout::TensorNHWC, float, cutlass::layout::TensorNHWC,
+    float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80, cutlass::gemm::GemmShape<tile_m, tile_n, tile_k>,
+    cutlass::gemm::GemmShape<64, 64, tile_k>, cutlass::gemm::GemmShape<16, 8, 8>,
+    cutlass::epilogue::thread::LinearCombination<float, 4, float, float>,
+    cutlass::conv::threadblock::StridedDgradIdentityThreadblockSwizzle<1>, 3, cutlass::arch::OpMultiplyAdd,
+    cutlass::conv::IteratorAlgorithm::kOptimized, cutlass::conv::StrideSupport::kStrided>::Kernel;
+using dgrad_device = cutlass::conv::device::ImplicitGemmConvolution<dgrad_kernel>;
+
+// The problem as CUTLASS 2.x describes it. Explicit P and Q with the padding before: CUTLASS's
+// iterators place tap r of output p at p * stride - pad + r * dilation and mask what falls outside
+// x, so asymmetric padding (the padding after is implied by P and Q) comes out right.
+cutlass::conv::Conv2dProblemSize problem_of(const igemm::nhwc_geometry& g, int splits) {
+  return cutlass::conv::Conv2dProblemSize(g.n, g.h, g.w, g.c, g.k, g.r, g.s, g.p, g.q, g.pad_before[0],
+                                          g.pad_before[1], g.stride[0], g.stride[1], g.dilation[0], g.dilation[1],
+                                          cutlass::conv::Mode::kCrossCorrelation, splits, 1);
+}
+
+using nhwc = cutlass::layout::TensorNHWC;
+template <typename T>
+cutlass::TensorRef<T, nhwc> packed_ref(const void* data, int n, int h, int w, int c) {
+  return cutlass::TensorRef<T, nhwc>(static_cast<T*>(const_cast<void*>(data)), nhwc::packed({n, h, w, c}));
+}
+
+// Splits of the pixel reduction: enough CTAs for two per SM of the model H200 (these tiles use
+// ~48 KB of shared memory and 128 threads), each split at least 32 k-tiles long so that its
+// semaphore wait and read-modify-write of the dw tile stay small against its main loop.
+int reduction_splits(const igemm::nhwc_geometry& g) {
+  const double tiles = std::ceil(double(g.k) / tile_m) * std::ceil(double(g.c) * g.r * g.s / tile_n);
+  const double k_tiles = std::ceil(double(g.n) * g.p * g.q / tile_k);
+  const int wanted = static_cast<int>(std::ceil(2.0 * igemm::model_sms / tiles));
+  const int longest = static_cast<int>(std::max(1.0, std::floor(k_tiles / 32.0)));
+  return std::clamp(std::min(wanted, longest), 1, 256);
+}
+
+// CUTLASS's arguments; null pointers when only checking shapes.
+wgrad_device::Arguments wgrad_arguments(const igemm::nhwc_geometry& g, const void* x, const void* dy, void* dw,
+                                        float alpha, float beta) {
+  const auto dw_ref = packed_ref<float>(dw, g.k, g.r, g.s, g.c);
+  return wgrad_device::Arguments(problem_of(g, reduction_splits(g)), packed_ref<element>(dy, g.n, g.p, g.q, g.k),
+                                 packed_ref<element>(x, g.n, g.h, g.w, g.c), dw_ref, dw_ref, {alpha, beta},
+                                 cutlass::conv::SplitKMode::kSerial);
+}
+
+dgrad_device::Arguments dgrad_arguments(const igemm::nhwc_geometry& g, const void* w, const void* dy, void* dx,
+                                        float alpha, float beta) {
+  const auto dx_ref = packed_ref<float>(dx, g.n, g.h, g.w, g.c);
+  return dgrad_device::Arguments(problem_of(g, 1), packed_ref<element>(dy, g.n, g.p, g.q, g.k),
+                                 packed_ref<element>(w, g.k, g.r, g.s, g.c), dx_ref, dx_ref, {alpha, beta});
+}
+
+// CUTLASS's own can_implement, after our checks; empty when it accepts.
+template <typename Device>
+std::string cutlass_2x_support(const typename Device::Arguments& args, const char* direction) {
+  const cutlass::Status s = Device::can_implement(args);
+  if (s == cutlass::Status::kSuccess) return {};
+  return std::string("CUTLASS's sm80 TF32 ") + direction + " cannot run this problem: " + cutlassGetStatusString(s);
+}
+
+// initialize (which zeroes any split-K semaphores with an async memset) and launch.
+template <typename Device>
+void launch_2x(const typename Device::Arguments& args, void* workspace, cudaStream_t stream, const char* direction) {
+  if (Device::get_workspace_size(args) > 0) require_pointer(workspace, 1, "workspace");
+  Device op;
+  cutlass::Status s = op.initialize(args, workspace, stream);
+  if (s == cutlass::Status::kSuccess) s = op.run(stream);
+  if (s != cutlass::Status::kSuccess) {
+    throw status_error(TSRP_STATUS_EXECUTION_FAILED, std::string("CUTLASS's sm80 TF32 ") + direction +
+                                                         " failed to launch: " + cutlassGetStatusString(s));
+  }
+  check_cuda(cudaGetLastError(), direction);
+}
+
+const char* const tf32_math_reason =
+    "fp32 backward convolutions run on the TF32 tensor cores only when the handle's math mode is "
+    "TSR_MATH_ALLOW_TF32 (tsrSetMathMode); exact fp32 runs on the direct kernels";
+
+// CUTLASS 2.x's 128-bit global accesses need 16-byte aligned operands.
+void require_16_byte_alignment(const void* pointer, const char* name) {
+  if (reinterpret_cast<uintptr_t>(pointer) % 16 != 0) {
+    throw status_error(TSRP_STATUS_NOT_SUPPORTED,
+                       std::string(name) + " is not 16-byte aligned, which the 128-bit accesses of this kernel need");
+  }
+}
+
+struct wgrad_tf32_traits {
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardFilterArgs;
+  static constexpr const char* name = "conv_bwd_filter_igemm_sm80_128x128x16_tf32";
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_FILTER;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "fp32 backward filter on TF32 tensor cores (CUTLASS sm80 implicit GEMM, mma.sync; only under "
+      "TSR_MATH_ALLOW_TF32): x and dy enter the multiplies with 10-bit mantissas, fp32 accumulation; the pixel "
+      "reduction split over CTAs that add their fp32 partial tiles to dw in a fixed order (serial split-K, "
+      "semaphores in the workspace); packed NHWC x, KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; "
+      "deterministic";
+
+  static std::string support(const problem_type& p) {
+    if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
+    return igemm::backward_support(p, TSRP_DATA_FLOAT, p.w, [](const igemm::nhwc_geometry& g) -> std::string {
+      if (int64_t{g.n} * g.p * g.q == 0) return "dy has no pixels (dw = beta * dw): left to the direct kernels";
+      return cutlass_2x_support<wgrad_device>(wgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f), "wgrad");
+    });
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.w) == 0) return 0;
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    if (int64_t{g.n} * g.p * g.q == 0) return 0;
+    return wgrad_device::get_workspace_size(wgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    igemm::gemm_work work = igemm::wgrad_work(g, tile_n, tile_k, reduction_splits(g), false);
+    work.element_bytes = 4;
+    // mma.sync reaches about half the rate of wgmma at these tiles: counted as twice the time.
+    return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work);
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.w) == 0) return;
+    require_pointer(a.x, element_count(p.x), "x");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dw, element_count(p.w), "dw");
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    if (int64_t{g.n} * g.p * g.q == 0) {  // support() declined it: an empty reduction has no CUTLASS grid
+      throw status_error(TSRP_STATUS_NOT_SUPPORTED, "dy has no pixels (dw = beta * dw): left to the direct kernels");
+    }
+    require_16_byte_alignment(a.x, "x");
+    require_16_byte_alignment(a.dy, "dy");
+    require_16_byte_alignment(a.dw, "dw");
+    launch_2x<wgrad_device>(wgrad_arguments(g, a.x, a.dy, a.dw, a.alpha, a.beta), workspace, ctx.stream(),
+                            "the TF32 backward filter");
+  }
+};
+
+struct dgrad_tf32_traits {
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardDataArgs;
+  static constexpr const char* name = "conv_bwd_data_igemm_sm80_128x128x16_tf32";
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_DATA;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "fp32 backward data on TF32 tensor cores (CUTLASS sm80 strided implicit GEMM, mma.sync, one CTA per phase "
+      "of dx; only under TSR_MATH_ALLOW_TF32): w and dy enter the multiplies with 10-bit mantissas, fp32 "
+      "accumulation, one rounding of dx; packed NHWC dx, KRSC w, NPQK dy; C and K multiples of 8; any stride, "
+      "dilation 1 when strided; 1-D and 2-D; deterministic";
+
+  // problem.x describes dx, problem.y describes dy.
+  static std::string support(const problem_type& p) {
+    if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
+    return igemm::backward_support(p, TSRP_DATA_FLOAT, p.x, [](const igemm::nhwc_geometry& g) -> std::string {
+      if (g.k == 0) return "w has 0 filters: nothing for the tensor cores to reduce";
+      return cutlass_2x_support<dgrad_device>(dgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f), "dgrad");
+    });
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.x) == 0) return 0;
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    return dgrad_device::get_workspace_size(dgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    igemm::gemm_work work = igemm::dgrad_work(g, tile_k);
+    work.element_bytes = 4;
+    // mma.sync reaches about half the rate of wgmma at these tiles: counted as twice the time.
+    return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work);
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.x) == 0) return;
+    require_pointer(a.w, element_count(p.w), "w");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dx, element_count(p.x), "dx");
+    require_16_byte_alignment(a.w, "w");
+    require_16_byte_alignment(a.dy, "dy");
+    require_16_byte_alignment(a.dx, "dx");
+    const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
+    launch_2x<dgrad_device>(dgrad_arguments(g, a.w, a.dy, a.dx, a.alpha, a.beta), workspace, ctx.stream(),
+                            "the TF32 backward data");
+  }
+};
+
+}  // namespace
+
+void add_conv_backward_tf32_kernels(kernel_list& out) {
+  if (launch_override("TESSERA_CUDA_TF32_DGRAD", 0, 0, 1) == 1) out.push_back(make_kernel<dgrad_tf32_traits>());
+  if (launch_override("TESSERA_CUDA_TF32_WGRAD", 0, 0, 1) == 1) out.push_back(make_kernel<wgrad_tf32_traits>());
+}
+
+}  // namespace tessera::cuda
