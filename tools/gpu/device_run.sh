@@ -332,28 +332,29 @@ if has variants; then
     test_variant TESSERA_CUDA_RNN_RECURRENT_SPLIT 4 rnn_split '*Rnn*/cuda'
     time_variants TESSERA_CUDA_RNN_RECURRENT_SPLIT "1 2 4 8" rnn_split '--rnn'
   fi
+  # tf32_suite VARIABLE LABEL SUITE: a ResNet-50 suite in fp32 NHWC with TF32 allowed, under
+  # VARIABLE=1, side by side with cuDNN under the same math mode; the row counts the lines our TF32
+  # kernels ran (their names end in _tf32; the exact direct kernels take what they decline).
+  tf32_suite() {
+    env "$1=1" timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/$3.txt" > "$out/variant_$2_$3.txt" 2>&1
+    row "$2 $3" "rc=$? $(grep -c '_tf32 ' "$out/variant_$2_$3.txt") rows on TF32 kernels; $(tail -1 "$out/variant_$2_$3.txt" | cut -c1-80)"
+  }
   if want tf32_dgrad; then
     # fp32 backward data on the TF32 tensor cores: unit strides as a forward convolution with the
     # filter flipped (conv_igemm_dgrad_fprop_form.cuh, wgmma), any stride on CUTLASS's sm80 strided
     # dgrad (conv_backward_tf32_sm80.cu); both registered only under TESSERA_CUDA_TF32_DGRAD=1 and
     # not yet run on a GPU: the convolution family's conformance (its TF32 sweep and TF32 numerics
-    # test) with them registered, then ResNet-50's backward data (minibatch 32, fp32 NHWC, TF32
-    # allowed) side by side with cuDNN under the same math mode.
+    # test) with them registered, then ResNet-50's backward data at minibatch 32.
     test_variant TESSERA_CUDA_TF32_DGRAD 1 tf32_dgrad '*ConvolutionFamily*/cuda'
-    env TESSERA_CUDA_TF32_DGRAD=1 timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
-        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/resnet50_bwd_data.txt" \
-        > "$out/variant_tf32_dgrad_resnet50.txt" 2>&1
-    row "tf32_dgrad resnet50 bwd_d" "rc=$? $(grep -cE 'fprop_form|sm80_128x128x16_tf32' "$out/variant_tf32_dgrad_resnet50.txt") rows on the TF32 kernels; $(tail -1 "$out/variant_tf32_dgrad_resnet50.txt" | cut -c1-80)"
+    tf32_suite TESSERA_CUDA_TF32_DGRAD tf32_dgrad resnet50_bwd_data
   fi
   if want tf32_wgrad; then
     # fp32 backward filter on the TF32 tensor cores (CUTLASS sm80 implicit GEMM with serial split-K,
     # conv_backward_tf32_sm80.cu), registered only under TESSERA_CUDA_TF32_WGRAD=1 and not yet run on
-    # a GPU: conformance, then ResNet-50's backward filter (minibatch 32) beside cuDNN.
+    # a GPU: conformance, then ResNet-50's backward filter at minibatch 32.
     test_variant TESSERA_CUDA_TF32_WGRAD 1 tf32_wgrad '*ConvolutionFamily*/cuda'
-    env TESSERA_CUDA_TF32_WGRAD=1 timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
-        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/resnet50_bwd_filter.txt" \
-        > "$out/variant_tf32_wgrad_resnet50.txt" 2>&1
-    row "tf32_wgrad resnet50 bwd_w" "rc=$? $(grep -c sm80_128x128x16_tf32 "$out/variant_tf32_wgrad_resnet50.txt") rows on the TF32 kernel; $(tail -1 "$out/variant_tf32_wgrad_resnet50.txt" | cut -c1-80)"
+    tf32_suite TESSERA_CUDA_TF32_WGRAD tf32_wgrad resnet50_bwd_filter
   fi
   if want bn_passes; then
     # The batch-norm backward's dx pass in its compile-time form (TESSERA_CUDA_BN_DX_FORM=1, not
