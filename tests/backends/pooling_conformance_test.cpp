@@ -85,21 +85,26 @@ struct pool_desc_owner {
   operator tsrPoolingDescriptor_t() const { return d; }
 };
 
-// NaN in x for the NaN rules of max pooling: every seventh stored element, and the first three rows
-// of the first image entirely (its top windows then see only NaN, which both rules give as NaN).
+// NaN in x for the NaN rules of max pooling: every seventh stored element, and the first three
+// positions of the first spatial dim of the first image entirely (all channels, every position of
+// the other spatial dims), so its first windows see only NaN, which both rules give as NaN.
 void sprinkle_nans(ref::host_tensor& x) {
   float* v = x.data();
   for (int64_t i = 0; i < x.extent(); i += 7) v[i] = NAN;
   const tsrpTensor& d = x.desc();
-  std::vector<int64_t> index(static_cast<size_t>(d.ndims), 0);
-  for (int64_t c = 0; c < d.dims[1]; ++c)
-    for (int64_t h = 0; h < std::min<int64_t>(3, d.dims[2]); ++h)
-      for (int64_t w = 0; w < d.dims[3]; ++w) {
-        index[1] = c;
-        index[2] = h;
-        index[3] = w;
-        x.at(index.data()) = NAN;
-      }
+  std::vector<int64_t> index(static_cast<size_t>(d.ndims), 0);  // image 0
+  std::vector<int64_t> extent(d.dims, d.dims + d.ndims);
+  extent[0] = 1;
+  extent[2] = std::min<int64_t>(3, d.dims[2]);
+  while (true) {
+    x.at(index.data()) = NAN;
+    int i = d.ndims - 1;
+    for (; i >= 0; --i) {
+      if (++index[static_cast<size_t>(i)] < extent[static_cast<size_t>(i)]) break;
+      index[static_cast<size_t>(i)] = 0;
+    }
+    if (i < 0) break;
+  }
 }
 
 bool run_forward(tsrHandle_t h, const tsrKernelInfo_t& k, const tsrpPoolingProblem& p, float alpha,
@@ -232,11 +237,11 @@ TEST_P(PoolingConformance, pooling_backward_matches_the_reference) {
 }
 
 // Max pooling over inputs with NaN, under both NaN rules (the sweep above has no NaN inputs and
-// only the default rule): the 2-D shapes, every storage type, channels-last and NCHW, both blends,
-// forward and backward, on our backends (the cudnn plugin's NaN behaviour is NVIDIA's). oneDNN leaves NaN inputs undefined (measured: all-NaN
-// windows gave the lowest float and PROPAGATE skipped NaN), so the oneDNN kernels detect them and
-// pool in their own loop (cpu_backend/onednn_pooling_nan.hpp); these tests hold both backends to
-// the reference's rule.
+// only the default rule): every shape (2-D and 3-D), every storage type, channels-last and NCHW,
+// both blends, forward and backward, on our backends (the cudnn plugin's NaN behaviour is
+// NVIDIA's). oneDNN leaves NaN inputs undefined (measured: all-NaN windows gave the lowest float
+// and PROPAGATE skipped NaN), so the oneDNN kernels detect them and pool in their own loop
+// (cpu_backend/onednn_pooling_nan.hpp); these tests hold both backends to the reference's rule.
 void nan_rule_sweep(tsrHandle_t h, const std::string& backend, bool backward) {
   if (backend == "cudnn") GTEST_SKIP() << "the cudnn plugin passes NaN inputs to NVIDIA's kernels, whose rule is theirs";
   const tsrOperation_t op = backward ? TSR_OP_POOLING_BACKWARD : TSR_OP_POOLING_FORWARD;
@@ -246,7 +251,6 @@ void nan_rule_sweep(tsrHandle_t h, const std::string& backend, bool backward) {
     int ran = 0;
     uint32_t seed = backward ? 1900 : 900;
     for (const pool_shape& s : k_pool_shapes) {
-      if (s.spatial != 2) continue;
       for (int32_t rule : {TSRP_NOT_PROPAGATE_NAN, TSRP_PROPAGATE_NAN})
         for (int32_t dt : {TSRP_DATA_FLOAT, TSRP_DATA_HALF, TSRP_DATA_BFLOAT16})
           for (layout l : {layout::nchw, layout::nhwc})
