@@ -5,10 +5,7 @@
 // Why a forward: the TF32 wgmma reads both operands K-major. CUTLASS's dgrad reads w (KRSC) with C,
 // its GEMM N, contiguous: N-major, which the TF32 path cannot take (conv_igemm_cutlass.cuh). With
 // unit strides, backward data IS a forward convolution of dy with the filter flipped in space and
-// its K and C swapped:
-//   dx[n, h, w, c] = sum_{k, r', s'} dy[n, h - pb' + r' d, w - pb' + s' d, k] * wt[c, r', s', k]
-//   wt[c, r', s', k] = w[k, R-1-r', S-1-s', c],   pb' = (R-1) d - pad_before,  pa' = (R-1) d - pad_after
-// (P + pb' + pa' - (R-1) d = H, so the forward's output is dx's extent). Both operands of that
+// its K and C swapped (the arithmetic, host-tested: conv_dgrad_fprop_form.hpp). Both operands of that
 // forward are K-major (dy's K and wt's K contiguous), so the TF32 forward kernel of
 // conv_implicit_gemm.cu runs it unchanged, epilogue and all. The cost over a native dgrad is one
 // filter-sized copy (wt, in the workspace) per call.
@@ -20,6 +17,7 @@
 // (tools/gpu/device_run.sh variants, "tf32_dgrad").
 #pragma once
 
+#include "conv_dgrad_fprop_form.hpp"
 #include "conv_igemm_fprop_sm90.cuh"
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_wave_model.hpp"
@@ -52,29 +50,11 @@ __global__ void flip_and_swap_filter_kernel(const Element* __restrict__ w, Eleme
     if (k < k_count && c < c_count) staged[dk][threadIdx.x] = w[(int64_t{k} * taps + tap) * c_count + c];
   }
   __syncthreads();
-  const int64_t flipped_tap = int64_t{r_count - 1 - r} * s_count + (s_count - 1 - s);
   for (int dc = threadIdx.y; dc < tile; dc += blockDim.y) {
     const int c = c0 + dc, k = k0 + threadIdx.x;
-    if (k < k_count && c < c_count) wt[(int64_t{c} * taps + flipped_tap) * k_count + k] = staged[threadIdx.x][dc];
+    if (k < k_count && c < c_count)
+      wt[swapped_filter_offset(k, r, s, c, k_count, r_count, s_count)] = staged[threadIdx.x][dc];
   }
-}
-
-// The forward convolution that computes the dgrad problem `g` (dx: n h w c, dy: n p q k).
-inline nhwc_geometry dgrad_as_forward(const nhwc_geometry& g) {
-  nhwc_geometry f = g;
-  f.h = g.p;
-  f.w = g.q;
-  f.c = g.k;
-  f.k = g.c;
-  f.p = g.h;
-  f.q = g.w;
-  const int filter[2] = {g.r, g.s};
-  for (int i = 0; i < 2; ++i) {
-    f.pad_before[i] = (filter[i] - 1) * g.dilation[i] - g.pad_before[i];
-    f.pad_after[i] = (filter[i] - 1) * g.dilation[i] - g.pad_after[i];
-    f.stride[i] = 1;
-  }
-  return f;
 }
 
 inline size_t swapped_filter_bytes(const nhwc_geometry& g) {
@@ -105,23 +85,12 @@ struct dgrad_fprop_form_traits {
     }
     return backward_support(p, TSRP_DATA_FLOAT, p.x, [](const nhwc_geometry& g) -> std::string {
       if (g.k == 0) return "w has 0 filters: nothing for the tensor cores to reduce";
-      const int filter[2] = {g.r, g.s};
-      static const char* dim_names[2] = {"height", "width"};
-      for (int i = 0; i < 2; ++i) {
-        if (g.stride[i] != 1) {
-          return "strided backward data (stride " + std::to_string(g.stride[i]) + " in " + dim_names[i] +
-                 ") not supported: the forward form needs unit strides";
-        }
-        const int reach = (filter[i] - 1) * g.dilation[i];
-        if (g.pad_before[i] > reach || g.pad_after[i] > reach) {
-          return std::string("padding beyond (filter - 1) * dilation = ") + std::to_string(reach) + " in " +
-                 dim_names[i] + " not supported: the forward form would need negative padding";
-        }
-      }
+      if (std::string why = dgrad_fprop_form_reason(g); !why.empty()) return why;
       const nhwc_geometry f = dgrad_as_forward(g);
       // The forward's TMA walks dy from -pb' to pa' - (filter - 1) * dilation past its end.
       const int lower[2] = {-f.pad_before[0], -f.pad_before[1]};
       const int upper[2] = {f.pad_after[0] - (f.r - 1) * f.dilation[0], f.pad_after[1] - (f.s - 1) * f.dilation[1]};
+      const int filter[2] = {f.r, f.s};
       std::string why = im2col_corner_support("dy", lower, upper, filter, f.dilation);
       if (!why.empty()) return why;
       return fprop_cutlass_support<Config>(f);
