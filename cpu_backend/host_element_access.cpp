@@ -51,12 +51,23 @@ uint16_t float_to_bfloat16(float f) {
   return static_cast<uint16_t>(rounded >> 16);
 }
 
+// Round to nearest, ties to even, written out (not _Float16: the fuzzing build's clang has no
+// such type on this target). Values from 65520 up become infinity (the tie between 65504 and the
+// next, unrepresentable, step goes to the even mantissa, infinity's); a NaN stays a quiet NaN.
 uint16_t float_to_half(float f) {
-  // GCC's _Float16 conversion rounds to nearest even and handles overflow, denormals and NaN.
-  const _Float16 h = static_cast<_Float16>(f);
-  uint16_t bits;
-  std::memcpy(&bits, &h, sizeof bits);
-  return bits;
+  const uint32_t bits = float_to_bits(f);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+  if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // 65520 and up
+  if (magnitude >= 0x38800000u) {  // normal in fp16: rebias the exponent, round away 13 bits
+    const uint32_t rebiased = magnitude - 0x38000000u;
+    return static_cast<uint16_t>(sign | ((rebiased + 0x0fffu + ((rebiased >> 13) & 1u)) >> 13));
+  }
+  // Subnormal (or zero) in fp16: the value in units of 2^-24, which scaling by 2^24 gives exactly,
+  // rounded to nearest even by nearbyint; 1024 units is the smallest normal, whose bits it also is.
+  const float units = std::nearbyint(std::fabs(f) * 16777216.0f);
+  return static_cast<uint16_t>(sign | static_cast<uint16_t>(units));
 }
 
 void store_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, sizeof v); }

@@ -72,15 +72,17 @@ bool is_dense(const strided_view& v) {
 }
 
 // NaN test on the bits of a run of packed elements: a magnitude above infinity's, per block (an OR
-// reduction the compiler vectorizes), blocks shared among oneDNN's
-// OpenMP threads (GNU OpenMP, which the plugin already runs under through libdnnl) above a size
-// where a team pays for itself.
+// reduction the compiler vectorizes), blocks shared among oneDNN's OpenMP threads (GNU OpenMP,
+// which the plugin already runs under through libdnnl) above a size where a team pays for itself.
 template <typename Bits>
 bool packed_run_holds_nan(const char* data, int64_t count, Bits magnitude_mask, Bits infinity) {
-  constexpr int64_t block = 4096, parallel_from = 1 << 18;
+  constexpr int64_t block = 4096;
+  [[maybe_unused]] constexpr int64_t parallel_from = 1 << 18;  // read by the OpenMP clause only
   const int64_t blocks = (count + block - 1) / block;
   bool found = false;
+#ifdef _OPENMP  // GCC builds only (CMakeLists.txt)
 #pragma omp parallel for schedule(static) reduction(|| : found) if (count >= parallel_from)
+#endif
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t start = b * block, end = std::min(count, start + block);
     // Signed compares of the magnitude bits (non-negative once masked): SSE2 has them for both
