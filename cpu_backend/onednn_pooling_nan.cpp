@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace tessera::onednn {
 namespace {
@@ -216,40 +217,64 @@ void max_pool_backward_nan_aware(const tsrpPoolingProblem& p, const dnnl::memory
                                  const dnnl::memory& dy_memory, const dnnl::memory& dx_memory) {
   const strided_view x = view_of(x_memory), dy = view_of(dy_memory), dx = view_of(dx_memory);
   const pool_geometry g = geometry_of(p);
-  int64_t index[TSRP_MAX_DIMS] = {};  // dx's (and x's): N, C, spatial
   if (count_of(dx) == 0) return;
-  // Gather: each dx element visits the windows that cover it, so it is written once, with no
-  // accumulation buffer and no second rounding.
-  do {
-    const int64_t* h = index + 2;
-    int64_t first[max_spatial], count[max_spatial];
-    bool covered = true;
-    for (int i = 0; i < g.sd; ++i) {
-      // Windows o with o*stride - pad <= h <= o*stride - pad + window - 1, within [0, out).
-      const int64_t low = h[i] + g.pad[i] - g.window[i] + 1;
-      first[i] = low <= 0 ? 0 : (low + g.stride[i] - 1) / g.stride[i];
-      const int64_t last = std::min(g.out[i] - 1, (h[i] + g.pad[i]) / g.stride[i]);
-      count[i] = last - first[i] + 1;
-      covered = covered && count[i] > 0;
-    }
-    double sum = 0.0;
-    if (covered) {
-      const int64_t x_plane = index[0] * x.strides[0] + index[1] * x.strides[1];
-      const int64_t dy_plane = index[0] * dy.strides[0] + index[1] * dy.strides[1];
-      int64_t step[max_spatial] = {};
+  int64_t out_count = 1;
+  for (int i = 0; i < g.sd; ++i) out_count *= g.out[i];
+  // Per (N, C) plane: each window's winner once (its row-major spatial position in x, -1 for a
+  // window of NaNs), then a gather: each dx element sums the dy of the covering windows it wins,
+  // so it is written once, with no accumulation buffer and no second rounding. A buffer of one
+  // plane's winners: this path runs only for inputs holding NaN.
+  std::vector<int64_t> winner(static_cast<size_t>(out_count));
+  const auto spatial_position = [&](const int64_t pos[]) {
+    int64_t flat = 0;
+    for (int i = 0; i < g.sd; ++i) flat = flat * g.in[i] + pos[i];
+    return flat;
+  };
+  for (int64_t n = 0; n < dx.dims[0]; ++n)
+    for (int64_t c = 0; c < dx.dims[1]; ++c) {
+      const int64_t x_plane = n * x.strides[0] + c * x.strides[1];
+      const int64_t dy_plane = n * dy.strides[0] + c * dy.strides[1];
+      const int64_t dx_plane = n * dx.strides[0] + c * dx.strides[1];
+      int64_t o[max_spatial] = {};
+      if (out_count > 0) {
+        size_t w = 0;
+        do {
+          int64_t origin[max_spatial];
+          window_origin(g, o, origin);
+          const window_result r = scan_window(g, x, x_plane, origin);
+          winner[w++] = r.any ? spatial_position(r.where) : -1;
+        } while (next_index(g.sd, g.out, o));
+      }
+      int64_t h[max_spatial] = {};
       do {
-        int64_t o[max_spatial], origin[max_spatial];
-        for (int i = 0; i < g.sd; ++i) o[i] = first[i] + step[i];
-        window_origin(g, o, origin);
-        const window_result r = scan_window(g, x, x_plane, origin);
-        if (!r.any || !std::equal(r.where, r.where + g.sd, h)) continue;
-        int64_t dy_offset = dy_plane;
-        for (int i = 0; i < g.sd; ++i) dy_offset += o[i] * dy.strides[2 + i];
-        sum += load_element(dy.data, dy.data_type, dy_offset);
-      } while (next_index(g.sd, count, step));
+        int64_t first[max_spatial], count[max_spatial];
+        bool covered = true;
+        for (int i = 0; i < g.sd; ++i) {
+          // Windows o with o*stride - pad <= h <= o*stride - pad + window - 1, within [0, out).
+          const int64_t low = h[i] + g.pad[i] - g.window[i] + 1;
+          first[i] = low <= 0 ? 0 : (low + g.stride[i] - 1) / g.stride[i];
+          const int64_t last = std::min(g.out[i] - 1, (h[i] + g.pad[i]) / g.stride[i]);
+          count[i] = last - first[i] + 1;
+          covered = covered && count[i] > 0;
+        }
+        double sum = 0.0;
+        if (covered) {
+          const int64_t here = spatial_position(h);
+          int64_t step[max_spatial] = {};
+          do {
+            int64_t window = 0, dy_offset = dy_plane;
+            for (int i = 0; i < g.sd; ++i) {
+              window = window * g.out[i] + first[i] + step[i];
+              dy_offset += (first[i] + step[i]) * dy.strides[2 + i];
+            }
+            if (winner[static_cast<size_t>(window)] == here) sum += load_element(dy.data, dy.data_type, dy_offset);
+          } while (next_index(g.sd, count, step));
+        }
+        int64_t dx_offset = dx_plane;
+        for (int i = 0; i < g.sd; ++i) dx_offset += h[i] * dx.strides[2 + i];
+        store_element(dx.data, dx.data_type, dx_offset, static_cast<float>(sum));
+      } while (next_index(g.sd, g.in, h));
     }
-    store_element(dx.data, dx.data_type, offset_of(dx, index), static_cast<float>(sum));
-  } while (next_index(dx.ndims, dx.dims, index));
 }
 
 }  // namespace tessera::onednn

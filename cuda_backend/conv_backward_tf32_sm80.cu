@@ -15,7 +15,8 @@
 //    the same order, no atomics. Split count from the tile count and the reduction length only, so
 //    that workspace and run agree on every device.
 //  - Backward data: CUTLASS's strided dgrad (each CTA one phase of dx, so stride 2 costs no wasted
-//    taps), for every stride; dilation 1 with strides above 1 (CUTLASS's limit). Unit-stride
+//    taps), for every stride; dilation 1 only (its can_implement declines dilation at every stride,
+//    unit stride included; dilated unit-stride problems have the forward form below). Unit-stride
 //    problems also have the TF32 forward form (conv_igemm_dgrad_fprop_form.cuh, wgmma), which the
 //    wave model ranks ahead of this one.
 // fp32 x, dy and w; packed NHWC x / KRSC w / NPQK dy; C and K multiples of 8 (the family's
@@ -96,6 +97,7 @@ cutlass::TensorRef<T, nhwc> packed_ref(const void* data, int n, int h, int w, in
 int reduction_splits(const igemm::nhwc_geometry& g) {
   const double tiles = std::ceil(double(g.k) / tile_m) * std::ceil(double(g.c) * g.r * g.s / tile_n);
   const double k_tiles = std::ceil(double(g.n) * g.p * g.q / tile_k);
+  if (tiles <= 0.0 || k_tiles <= 0.0) return 1;  // an empty dw or reduction: nothing to split
   const int wanted = static_cast<int>(std::ceil(2.0 * igemm::model_sms / tiles));
   const int longest = static_cast<int>(std::max(1.0, std::floor(k_tiles / 32.0)));
   return std::clamp(std::min(wanted, longest), 1, 256);
@@ -214,7 +216,7 @@ struct dgrad_tf32_traits {
       "fp32 backward data on TF32 tensor cores (CUTLASS sm80 strided implicit GEMM, mma.sync, one CTA per phase "
       "of dx; only under TSR_MATH_ALLOW_TF32): w and dy enter the multiplies with 10-bit mantissas, fp32 "
       "accumulation, one rounding of dx; packed NHWC dx, KRSC w, NPQK dy; C and K multiples of 8; any stride, "
-      "dilation 1 when strided; 1-D and 2-D; deterministic";
+      "dilation 1 (CUTLASS's strided dgrad declines dilation at every stride); 1-D and 2-D; deterministic";
 
   // problem.x describes dx, problem.y describes dy.
   static std::string support(const problem_type& p) {

@@ -86,6 +86,8 @@ struct dgrad_fprop_form_traits {
     return backward_support(p, TSRP_DATA_FLOAT, p.x, [](const nhwc_geometry& g) -> std::string {
       if (g.k == 0) return "w has 0 filters: nothing for the tensor cores to reduce";
       if (std::string why = dgrad_fprop_form_reason(g); !why.empty()) return why;
+      // The flip kernel's grid: 32 filters and 32 channels a block, blocks along y capped at 65535.
+      if ((int64_t{g.k} + 31) / 32 > 65535) return "more than 2,097,120 filters (K): beyond the filter copy's grid";
       const nhwc_geometry f = dgrad_as_forward(g);
       // The forward's TMA walks dy from -pb' to pa' - (filter - 1) * dilation past its end.
       const int lower[2] = {-f.pad_before[0], -f.pad_before[1]};

@@ -8,6 +8,7 @@
 #include "reference_convolution.hpp"
 #include "tensor_fill.hpp"
 #include "test_support.hpp"
+#include "tf32_probe.hpp"
 #include "tolerance.hpp"
 
 #include <tessera/tessera.hpp>
@@ -185,15 +186,13 @@ TEST_P(Conformance, convolution_forward_matches_the_reference) {
   }
 }
 
-// TF32 numerics (TSR_MATH_ALLOW_TF32): fp32 inputs of 21 significant bits, more than TF32's 11
-// hold, so a TF32 kernel's products round. Each result must stay within TF32's bound of the exact
-// sum, |error| <= 2^-9 * sum |x * w| (each operand loses under 2^-10 of itself), here bounded by
-// length * max|x| * max|w|. A kernel named *_tf32 must also differ from exact fp32 somewhere:
-// proof that it is not an exact path in disguise. Other kernels may stay exact under TF32.
+// TF32 numerics (TSR_MATH_ALLOW_TF32): inputs whose sums are exact in fp32 but not in TF32
+// (tf32_probe.hpp). Each result must stay within TF32's bound of the exact sum, and a kernel named
+// *_tf32 must differ from it somewhere: proof that it is not an exact path in disguise. Other
+// kernels may stay exact under TF32.
 TEST_P(Conformance, tf32_convolution_forward_stays_within_tf32_rounding) {
   std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_CONVOLUTION_FORWARD);
   if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no convolution kernel";
-  constexpr int magnitude = 1 << 20;
   for (const tsrKernelInfo_t& k : ks) {
     int ran = 0;
     bool differs = false;
@@ -207,8 +206,9 @@ TEST_P(Conformance, tf32_convolution_forward_stays_within_tf32_rounding) {
       const tsrpConvolutionProblem p = conv_problem(*shape, TSRP_DATA_FLOAT, true, TSR_CROSS_CORRELATION);
       const int64_t length = ref::convolution_reduction_length(p);
       ref::host_tensor x(p.x), w(p.w), y(p.y);
-      ref::fill_integers(x, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
-      ref::fill_integers(w, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      ASSERT_LE(length, tf32_probe_max_length);
+      ref::fill_integers(x, tf32_probe_wide(), seed++);
+      ref::fill_integers(w, tf32_probe_narrow(), seed++);
       desc_owner xd(p.x), wd(p.w), yd(p.y);
       tsrConvolutionDescriptor_t cd = conv_desc(p);
       ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_ALLOW_TF32));
@@ -228,10 +228,9 @@ TEST_P(Conformance, tf32_convolution_forward_stays_within_tf32_rounding) {
         dy.download(got);
         std::string error;
         EXPECT_TRUE(ref::convolution_forward(p, x.data(), w.data(), 1.0f, 0.0f, expected.data(), &error)) << error;
-        const double bound = std::ldexp(1.0, -9) * static_cast<double>(length) * magnitude * magnitude;
-        const ref::compare_result r = ref::compare(got, expected, ref::tolerance{bound, 0.0});
+        const ref::compare_result r = ref::compare(got, expected, ref::tolerance{tf32_probe_bound(length), 0.0});
         EXPECT_TRUE(r.ok()) << r.message;
-        differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 1e-6}).ok();
+        differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 0.0}).ok();
         ++ran;
       }
       ASSERT_OK(tsrSetMathMode(h_, TSR_MATH_DEFAULT));

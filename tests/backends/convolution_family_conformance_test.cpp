@@ -10,13 +10,13 @@
 #include "reference_convolution_backward.hpp"
 #include "tensor_fill.hpp"
 #include "test_support.hpp"
+#include "tf32_probe.hpp"
 #include "tolerance.hpp"
 
 #include <tessera/tessera.hpp>
 #include <tessera_common/shape_inference.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -68,6 +68,11 @@ const conv_shape k_shapes[] = {
   // Many channels, strided: 132 is 33 fp32 vectors of 4 but not a multiple of 8, so fp16 and
   // bf16 take the one-element path.
   {"depthwise_many_channels",    2, 2, 132,132,132,{9,9,0},  {3,3,0},   {2,2,0},   {1,1,0},   {1,1,0},   {1,1,0}},
+  // Channels multiples of 8 (so the tensor-core kernels take them) with asymmetric padding and
+  // dilation, 2-D and 1-D: the TF32 backward data's forward form then runs with asymmetric,
+  // dilated transformed padding (pads (4, 2) and (0, 1); (1, 3) in 1-D).
+  {"aligned_dilated_asymmetric", 2, 1, 8,  16, 1, {9,10,0},  {3,3,0},   {1,1,0},   {0,2,0},   {2,1,0},   {2,1,0}},
+  {"aligned_one_d_asymmetric",   1, 2, 8,  8,  1, {21,0,0},  {5,0,0},   {1,0,0},   {3,0,0},   {1,0,0},   {1,0,0}},
 };
 // clang-format on
 
@@ -252,15 +257,13 @@ TEST_P(ConvolutionFamilyConformance, backward_filter_matches_the_reference) {
 }
 
 // TF32 numerics of the backward directions (TSR_MATH_ALLOW_TF32), as the forward's test in
-// conformance_test.cpp: fp32 inputs of 21 significant bits, so TF32 products round; each result
-// must stay within 2^-9 * length * max|a| * max|b| of the exact sum, and a kernel named *_tf32 must
-// differ from exact fp32 somewhere (proof that it is not an exact path in disguise).
+// conformance_test.cpp: inputs whose sums are exact in fp32 but not in TF32 (tf32_probe.hpp); every
+// result within TF32's bound, and a kernel named *_tf32 must differ from the exact result somewhere.
 void tf32_backward_numerics(tsrHandle_t h, const std::string& backend, bwd dir) {
   const tsrOperation_t op =
       dir == bwd::data ? TSR_OP_CONVOLUTION_BACKWARD_DATA : TSR_OP_CONVOLUTION_BACKWARD_FILTER;
   std::vector<tsrKernelInfo_t> ks = kernels_of(backend, op);
   if (ks.empty()) GTEST_SKIP() << backend << " has no " << tsrGetOperationName(op) << " kernel";
-  constexpr int magnitude = 1 << 20;
   for (const tsrKernelInfo_t& k : ks) {
     int ran = 0;
     bool differs = false;
@@ -273,9 +276,10 @@ void tf32_backward_numerics(tsrHandle_t h, const std::string& backend, bwd dir) 
       const tsrpTensor& in_t = dir == bwd::data ? p.w : p.x;
       const int64_t length =
           dir == bwd::data ? p.w.dims[0] * spatial_size(p.w) : p.x.dims[0] * spatial_size(p.y);
+      ASSERT_LE(length, tf32_probe_max_length);
       ref::host_tensor in(in_t), dy(p.y), out(out_t);
-      ref::fill_integers(in, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
-      ref::fill_integers(dy, ref::fill_spec{-magnitude, magnitude, 1.0}, seed++);
+      ref::fill_integers(in, tf32_probe_wide(), seed++);
+      ref::fill_integers(dy, tf32_probe_narrow(), seed++);
       desc_owner in_d(in_t), dy_d(p.y), out_d(out_t);
       conv_owner cd(p);
       ASSERT_OK(tsrSetMathMode(h, TSR_MATH_ALLOW_TF32));
@@ -305,10 +309,9 @@ void tf32_backward_numerics(tsrHandle_t h, const std::string& backend, bwd dir) 
                                      : ref::convolution_backward_filter(p, in.data(), dy.data(), 1.0f, 0.0f,
                                                                         expected.data(), &error))
             << error;
-        const double bound = std::ldexp(1.0, -9) * static_cast<double>(length) * magnitude * magnitude;
-        const ref::compare_result r = ref::compare(got, expected, ref::tolerance{bound, 0.0});
+        const ref::compare_result r = ref::compare(got, expected, ref::tolerance{tf32_probe_bound(length), 0.0});
         EXPECT_TRUE(r.ok()) << r.message;
-        differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 1e-6}).ok();
+        differs = differs || !ref::compare(got, expected, ref::tolerance{0.0, 0.0}).ok();
         ++ran;
       }
       ASSERT_OK(tsrSetMathMode(h, TSR_MATH_DEFAULT));
