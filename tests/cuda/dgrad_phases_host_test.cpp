@@ -6,6 +6,7 @@
 // sums are exact and the comparison is equality. Needs no GPU: what only a GPU can check (CUTLASS
 // running each phase, the gather and scaling kernels) is left to the conformance test.
 #include "conv_dgrad_phases.hpp"
+#include "dgrad_host_check.hpp"
 #include "reference_convolution_backward.hpp"
 #include "tensor_fill.hpp"
 
@@ -21,68 +22,30 @@ namespace ref = tessera::reference;
 
 struct strided_case {
   const char* label;
-  int64_t n, c, h, w, k, r, s;
-  int stride_h, stride_w, pad_h, pad_w, pad_after_h, pad_after_w;
+  tessera::testing::nhwc_conv_case shape;
 };
 
 // ResNet-50's strided layers in miniature, odd extents, even filters, asymmetric padding,
 // strides of 3 and 4, mixed strides, and shapes whose last rows no output window reaches.
 const strided_case cases[] = {
-    {"1x1/2 (ResNet projection)", 2, 8, 8, 8, 16, 1, 1, 2, 2, 0, 0, 0, 0},
-    {"3x3/2 pad 1 (ResNet)", 2, 8, 8, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1},
-    {"3x3/2 pad 1, odd extent", 1, 8, 7, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1},
-    {"7x7/2 pad 3 (stem)", 1, 8, 12, 12, 8, 7, 7, 2, 2, 3, 3, 3, 3},
-    {"3x3/2 pad 0, last row unreached", 1, 8, 8, 8, 8, 3, 3, 2, 2, 0, 0, 0, 0},
-    {"2x2/2 pad 0 (even filter)", 2, 8, 6, 6, 8, 2, 2, 2, 2, 0, 0, 0, 0},
-    {"5x5/3 pad 2", 1, 8, 10, 11, 8, 5, 5, 3, 3, 2, 2, 2, 2},
-    {"1x1/3 (eight empty phases)", 1, 8, 9, 9, 8, 1, 1, 3, 3, 0, 0, 0, 0},
-    {"3x3 stride 2x1 (mixed)", 1, 8, 8, 6, 8, 3, 3, 2, 1, 1, 1, 1, 1},
-    {"4x4/4 pad 0 (no overlap)", 1, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0},
-    {"3x3/2 pad (0, 2) asymmetric", 1, 8, 9, 9, 8, 3, 3, 2, 2, 0, 0, 2, 2},
-    {"1-D as height 1: 3/2 pad 1", 2, 8, 1, 11, 8, 1, 3, 1, 2, 0, 1, 0, 1},
+    {"1x1/2 (ResNet projection)", {2, 8, 8, 8, 16, 1, 1, {2, 2}, {0, 0}, {0, 0}, {1, 1}}},
+    {"3x3/2 pad 1 (ResNet)", {2, 8, 8, 8, 8, 3, 3, {2, 2}, {1, 1}, {1, 1}, {1, 1}}},
+    {"3x3/2 pad 1, odd extent", {1, 8, 7, 9, 8, 3, 3, {2, 2}, {1, 1}, {1, 1}, {1, 1}}},
+    {"7x7/2 pad 3 (stem)", {1, 8, 12, 12, 8, 7, 7, {2, 2}, {3, 3}, {3, 3}, {1, 1}}},
+    {"3x3/2 pad 0, last row unreached", {1, 8, 8, 8, 8, 3, 3, {2, 2}, {0, 0}, {0, 0}, {1, 1}}},
+    {"2x2/2 pad 0 (even filter)", {2, 8, 6, 6, 8, 2, 2, {2, 2}, {0, 0}, {0, 0}, {1, 1}}},
+    {"5x5/3 pad 2", {1, 8, 10, 11, 8, 5, 5, {3, 3}, {2, 2}, {2, 2}, {1, 1}}},
+    {"1x1/3 (eight empty phases)", {1, 8, 9, 9, 8, 1, 1, {3, 3}, {0, 0}, {0, 0}, {1, 1}}},
+    {"3x3 stride 2x1 (mixed)", {1, 8, 8, 6, 8, 3, 3, {2, 1}, {1, 1}, {1, 1}, {1, 1}}},
+    {"4x4/4 pad 0 (no overlap)", {1, 8, 8, 8, 8, 4, 4, {4, 4}, {0, 0}, {0, 0}, {1, 1}}},
+    {"3x3/2 pad (0, 2) asymmetric", {1, 8, 9, 9, 8, 3, 3, {2, 2}, {0, 0}, {2, 2}, {1, 1}}},
+    {"1-D as height 1: 3/2 pad 1", {2, 8, 1, 11, 8, 1, 3, {1, 2}, {0, 1}, {0, 1}, {1, 1}}},
 };
 
-tsrpConvolutionProblem problem_of(const strided_case& t) {
-  tsrpConvolutionProblem p{};
-  p.struct_size = sizeof(p);
-  p.spatial_dims = 2;
-  p.groups = 1;
-  p.mode = TSRP_CROSS_CORRELATION;
-  p.compute_type = TSRP_DATA_FLOAT;
-  for (int i = 0; i < TSRP_MAX_SPATIAL_DIMS; ++i) p.stride[i] = p.dilation[i] = 1;
-  p.stride[0] = t.stride_h;
-  p.stride[1] = t.stride_w;
-  p.pad_before[0] = t.pad_h;
-  p.pad_before[1] = t.pad_w;
-  p.pad_after[0] = t.pad_after_h;
-  p.pad_after[1] = t.pad_after_w;
-  const int64_t out_h = (t.h + t.pad_h + t.pad_after_h - t.r) / t.stride_h + 1;
-  const int64_t out_w = (t.w + t.pad_w + t.pad_after_w - t.s) / t.stride_w + 1;
-  p.x = ref::host_tensor::packed(TSRP_DATA_FLOAT, {t.n, t.c, t.h, t.w}, true).desc();
-  p.w = ref::host_tensor::packed(TSRP_DATA_FLOAT, {t.k, t.c, t.r, t.s}, true).desc();
-  p.y = ref::host_tensor::packed(TSRP_DATA_FLOAT, {t.n, t.k, out_h, out_w}, true).desc();
-  return p;
-}
+tsrpConvolutionProblem problem_of(const strided_case& t) { return tessera::testing::nhwc_conv_problem(t.shape); }
 
-igemm::nhwc_geometry geometry_of(const tsrpConvolutionProblem& p) {
-  igemm::nhwc_geometry g{};
-  g.n = static_cast<int>(p.x.dims[0]);
-  g.c = static_cast<int>(p.x.dims[1]);
-  g.h = static_cast<int>(p.x.dims[2]);
-  g.w = static_cast<int>(p.x.dims[3]);
-  g.k = static_cast<int>(p.w.dims[0]);
-  g.r = static_cast<int>(p.w.dims[2]);
-  g.s = static_cast<int>(p.w.dims[3]);
-  g.p = static_cast<int>(p.y.dims[2]);
-  g.q = static_cast<int>(p.y.dims[3]);
-  for (int i = 0; i < 2; ++i) {
-    g.pad_before[i] = static_cast<int>(p.pad_before[i]);
-    g.pad_after[i] = static_cast<int>(p.pad_after[i]);
-    g.stride[i] = static_cast<int>(p.stride[i]);
-    g.dilation[i] = static_cast<int>(p.dilation[i]);
-  }
-  return g;
-}
+// The geometry the plugin derives (conv_igemm_geometry.hpp), as the kernel's support() sees it.
+igemm::nhwc_geometry geometry_of(const tsrpConvolutionProblem& p) { return igemm::make_geometry(igemm::view_of(p)); }
 
 // dx of the decomposition: every phase through the reference, then the uncovered positions.
 ref::host_tensor by_phases(const tsrpConvolutionProblem& p, const ref::host_tensor& w, const ref::host_tensor& dy,
@@ -149,22 +112,8 @@ ref::host_tensor by_phases(const tsrpConvolutionProblem& p, const ref::host_tens
 TEST(DgradPhases, the_decomposition_matches_the_strided_reference) {
   uint32_t seed = 7;
   for (const strided_case& t : cases) {
-    for (const double beta : {0.0, 0.5}) {
-      SCOPED_TRACE(std::string(t.label) + (beta == 0.0 ? ", beta 0" : ", beta 0.5"));
-      const tsrpConvolutionProblem p = problem_of(t);
-      ref::host_tensor w(p.w), dy(p.y), dx_old(p.x);
-      ref::fill_integers(w, {-2, 2, 1.0}, seed++);
-      ref::fill_integers(dy, {-3, 3, 1.0}, seed++);
-      ref::fill_integers(dx_old, {-4, 4, 1.0}, seed++);
-      if (beta == 0.0) ref::fill_poison(dx_old);  // beta 0 must not read it
-      ref::host_tensor expected = dx_old;
-      std::string error;
-      ASSERT_TRUE(ref::convolution_backward_data(p, w.data(), dy.data(), 2.0, beta, expected.data(), &error)) << error;
-      const ref::host_tensor got = by_phases(p, w, dy, dx_old, 2.0, beta, &error);
-      ASSERT_TRUE(error.empty()) << error;
-      for (int64_t i = 0; i < expected.extent(); ++i)
-        ASSERT_EQ(got.data()[i], expected.data()[i]) << "element " << i << " of " << expected.extent();
-    }
+    SCOPED_TRACE(t.label);
+    tessera::testing::expect_dgrad_matches_reference(problem_of(t), seed, by_phases);
   }
 }
 
