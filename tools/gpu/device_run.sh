@@ -346,14 +346,14 @@ if has variants; then
     # dgrad (conv_backward_tf32_sm80.cu); both registered only under TESSERA_CUDA_TF32_DGRAD=1 and
     # not yet run on a GPU: the convolution family's conformance (its TF32 sweep and TF32 numerics
     # test) with them registered, then ResNet-50's backward data at minibatch 32.
-    test_variant TESSERA_CUDA_TF32_DGRAD 1 tf32_dgrad '*ConvolutionFamily*/cuda'
+    test_variant TESSERA_CUDA_TF32_DGRAD 1 tf32_dgrad '*ConvolutionFamily*.backward_data*/cuda:*tf32*/cuda'
     tf32_suite TESSERA_CUDA_TF32_DGRAD tf32_dgrad resnet50_bwd_data
   fi
   if want tf32_wgrad; then
     # fp32 backward filter on the TF32 tensor cores (CUTLASS sm80 implicit GEMM with serial split-K,
     # conv_backward_tf32_sm80.cu), registered only under TESSERA_CUDA_TF32_WGRAD=1 and not yet run on
     # a GPU: conformance, then ResNet-50's backward filter at minibatch 32.
-    test_variant TESSERA_CUDA_TF32_WGRAD 1 tf32_wgrad '*ConvolutionFamily*/cuda'
+    test_variant TESSERA_CUDA_TF32_WGRAD 1 tf32_wgrad '*ConvolutionFamily*.backward_filter*/cuda:*tf32*/cuda'
     tf32_suite TESSERA_CUDA_TF32_WGRAD tf32_wgrad resnet50_bwd_filter
   fi
   if want bn_passes; then
