@@ -143,7 +143,8 @@ fi
 # Short phases for a tight device budget: the CUDA sweep alone, the memory-bound anchors alone,
 # the per-call overheads alone.
 if has conformance; then
-  timeout $(lim 200) "$c/bin/tessera_conformance_test" --gtest_filter='*/cuda:-*Validation*' > "$out/conformance_cuda.log" 2>&1
+  # 260 s: the sweep of 2026-12-04 evening plus this night's TF32 backward cases and two shapes.
+  timeout $(lim 260) "$c/bin/tessera_conformance_test" --gtest_filter='*/cuda:-*Validation*' > "$out/conformance_cuda.log" 2>&1
   row "conformance (cuda backend)" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/conformance_cuda.log" | tr '\n' ' ' | cut -c1-90)"
   grep -E '^\[  FAILED  \]' "$out/conformance_cuda.log" | head -20
   grep -B2 -A8 -E 'Failure$' "$out/conformance_cuda.log" | head -60
