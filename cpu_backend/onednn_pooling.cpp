@@ -124,6 +124,7 @@ struct pool_plan final : cached_entry {
   std::optional<reorder_step> x_in, dy_in, out;
   size_t x_offset = 0, dy_offset = 0, out_offset = 0, fwd_dst_offset = 0, ws_offset = 0;
   size_t scratchpad_offset = 0, workspace_bytes = 0;
+  std::optional<nan_scan> x_scan;  // max pooling: how to scan x_c's layout for NaN each call
   std::string description;
 };
 
@@ -297,7 +298,7 @@ void execute_plan(const pool_plan& plan, context& ctx, const tsrpPoolingProblem&
 
   // NaN in x: oneDNN's max is undefined for it, so the plan's loops take the call
   // (onednn_pooling_nan.hpp); the blend into the user's output below stays the same.
-  const bool nan_aware = p.mode == TSRP_POOLING_MAX && needs_x && holds_nan(src);
+  const bool nan_aware = plan.x_scan && needs_x && holds_nan(*plan.x_scan, src.get_data_handle());
   if (nan_aware) {
     if (plan.backward) {
       max_pool_backward_nan_aware(p, src, diff_dst, result);
@@ -348,7 +349,10 @@ struct pool_traits : alpha_beta_traits<tsrpPoolingArgs> {
     return {};
   }
   static std::shared_ptr<plan> build(const dnnl::engine& engine, const problem& p, const args& a) {
-    return choose_plan(engine, p, Backward, a.alpha, a.beta);
+    std::shared_ptr<plan> made = choose_plan(engine, p, Backward, a.alpha, a.beta);
+    // x reaches the primitives (and the NaN scan) in x_c's layout on either path.
+    if (p.mode == TSRP_POOLING_MAX) made->x_scan = nan_scan_of(made->x_c);
+    return made;
   }
   static void instantiate(plan& made) { create_primitives(made); }
   static void execute(const plan& made, context& ctx, const problem& p, const args& a,

@@ -14,15 +14,6 @@ namespace {
 
 constexpr int max_spatial = 3;  // pool_fwd / pool_bwd take 2-D and 3-D
 
-// A plain strided tensor as these loops walk it: N, C, then the spatial dims.
-struct strided_view {
-  char* data = nullptr;
-  int32_t data_type = 0;
-  int ndims = 0;
-  int64_t dims[TSRP_MAX_DIMS] = {};
-  int64_t strides[TSRP_MAX_DIMS] = {};
-};
-
 int32_t plugin_type_of(dnnl::memory::data_type t) {
   switch (t) {
     case dnnl::memory::data_type::f32: return TSRP_DATA_FLOAT;
@@ -32,10 +23,9 @@ int32_t plugin_type_of(dnnl::memory::data_type t) {
   }
 }
 
-strided_view view_of(const dnnl::memory& m) {
-  const dnnl::memory::desc d = m.get_desc();
+strided_view view_of(const dnnl::memory::desc& d, void* data) {
   strided_view v;
-  v.data = static_cast<char*>(m.get_data_handle());
+  v.data = static_cast<char*>(data);
   v.data_type = plugin_type_of(d.get_data_type());
   const dnnl::memory::dims dims = d.get_dims(), strides = d.get_strides();
   if (strides.size() != dims.size() || dims.size() > static_cast<size_t>(TSRP_MAX_DIMS))
@@ -48,6 +38,7 @@ strided_view view_of(const dnnl::memory& m) {
   return v;
 }
 
+strided_view view_of(const dnnl::memory& m) { return view_of(m.get_desc(), m.get_data_handle()); }
 
 int64_t count_of(const strided_view& v) {
   int64_t n = 1;
@@ -178,15 +169,23 @@ void window_origin(const pool_geometry& g, const int64_t o[], int64_t origin[]) 
 
 }  // namespace
 
-bool holds_nan(const dnnl::memory& x) {
-  const strided_view v = view_of(x);
-  const int64_t n = count_of(v);
-  if (n == 0) return false;
-  if (is_dense(v)) {
+nan_scan nan_scan_of(const dnnl::memory::desc& x) {
+  nan_scan scan;
+  scan.layout = view_of(x, nullptr);
+  scan.count = count_of(scan.layout);
+  scan.dense = is_dense(scan.layout);
+  return scan;
+}
+
+bool holds_nan(const nan_scan& scan, const void* x) {
+  if (scan.count == 0) return false;
+  strided_view v = scan.layout;
+  v.data = static_cast<char*>(const_cast<void*>(x));  // only read
+  if (scan.dense) {
     switch (v.data_type) {
-      case TSRP_DATA_FLOAT: return packed_run_holds_nan<uint32_t>(v.data, n, 0x7fffffffu, 0x7f800000u);
-      case TSRP_DATA_HALF: return packed_run_holds_nan<uint16_t>(v.data, n, 0x7fff, 0x7c00);
-      default: return packed_run_holds_nan<uint16_t>(v.data, n, 0x7fff, 0x7f80);
+      case TSRP_DATA_FLOAT: return packed_run_holds_nan<uint32_t>(v.data, scan.count, 0x7fffffffu, 0x7f800000u);
+      case TSRP_DATA_HALF: return packed_run_holds_nan<uint16_t>(v.data, scan.count, 0x7fff, 0x7c00);
+      default: return packed_run_holds_nan<uint16_t>(v.data, scan.count, 0x7fff, 0x7f80);
     }
   }
   int64_t index[TSRP_MAX_DIMS] = {};

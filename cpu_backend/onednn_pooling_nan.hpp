@@ -17,10 +17,30 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
+
 namespace tessera::onednn {
 
-// True when some element of `x` (a plain strided f32, f16 or bf16 tensor) is a NaN.
-bool holds_nan(const dnnl::memory& x);
+// A plain strided tensor as the loops below walk it (N, C, then the spatial dims).
+struct strided_view {
+  char* data = nullptr;
+  int32_t data_type = 0;
+  int ndims = 0;
+  int64_t dims[TSRP_MAX_DIMS] = {};
+  int64_t strides[TSRP_MAX_DIMS] = {};
+};
+
+// How to scan one layout of x for NaN, worked out once per plan so that the per-call path is the
+// scan alone: the layout, its element count, and whether it is one dense run of elements.
+struct nan_scan {
+  strided_view layout;  // data unset
+  int64_t count = 0;
+  bool dense = false;
+};
+nan_scan nan_scan_of(const dnnl::memory::desc& x);
+
+// True when some element of x (laid out as `scan` says: plain strided f32, f16 or bf16) is a NaN.
+bool holds_nan(const nan_scan& scan, const void* x);
 
 // y = max pooling of x under p's NaN rule (alpha 1, beta 0: the caller blends). x and y are plain
 // strided tensors of p.x's and p.y's dims, in any of f32, f16, bf16.
