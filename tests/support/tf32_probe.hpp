@@ -10,6 +10,9 @@
 #pragma once
 
 #include "tensor_fill.hpp"
+#include "tolerance.hpp"
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 
@@ -23,5 +26,15 @@ constexpr int64_t tf32_probe_max_length = 4096;
 
 // TF32's bound on |result - exact| for a reduction of `length` products.
 inline double tf32_probe_bound(int64_t length) { return 2.0 * static_cast<double>(length); }
+
+// Expects `got` within TF32's bound of the exact `expected`; true when it differs from it anywhere
+// (what a TF32 kernel must do on these inputs).
+inline bool expect_tf32_result(const reference::host_tensor& got, const reference::host_tensor& expected,
+                               int64_t length) {
+  const reference::compare_result r =
+      reference::compare(got, expected, reference::tolerance{tf32_probe_bound(length), 0.0});
+  EXPECT_TRUE(r.ok()) << r.message;
+  return !reference::compare(got, expected, reference::tolerance{0.0, 0.0}).ok();
+}
 
 }  // namespace tessera::testing
