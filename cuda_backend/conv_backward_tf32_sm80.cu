@@ -145,13 +145,8 @@ const char* const tf32_math_reason =
     "fp32 backward convolutions run on the TF32 tensor cores only when the handle's math mode is "
     "TSR_MATH_ALLOW_TF32 (tsrSetMathMode); exact fp32 runs on the direct kernels";
 
-// CUTLASS 2.x's 128-bit global accesses need 16-byte aligned operands.
-void require_16_byte_alignment(const void* pointer, const char* name) {
-  if (reinterpret_cast<uintptr_t>(pointer) % 16 != 0) {
-    throw status_error(TSRP_STATUS_NOT_SUPPORTED,
-                       std::string(name) + " is not 16-byte aligned, which the 128-bit accesses of this kernel need");
-  }
-}
+// What the 16-byte alignment of every operand is for, in the reasons (CUTLASS 2.x loads 128 bits).
+const char* const wide_accesses = "the 128-bit accesses of this kernel";
 
 struct wgrad_tf32_traits {
   using problem_type = tsrpConvolutionProblem;
@@ -198,9 +193,9 @@ struct wgrad_tf32_traits {
     if (int64_t{g.n} * g.p * g.q == 0) {  // support() declined it: an empty reduction has no CUTLASS grid
       throw status_error(TSRP_STATUS_NOT_SUPPORTED, "dy has no pixels (dw = beta * dw): left to the direct kernels");
     }
-    require_16_byte_alignment(a.x, "x");
-    require_16_byte_alignment(a.dy, "dy");
-    require_16_byte_alignment(a.dw, "dw");
+    igemm::require_16_byte_alignment(a.x, "x", wide_accesses);
+    igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
+    igemm::require_16_byte_alignment(a.dw, "dw", wide_accesses);
     launch_2x<wgrad_device>(wgrad_arguments(g, a.x, a.dy, a.dw, a.alpha, a.beta), workspace, ctx.stream(),
                             "the TF32 backward filter");
   }
@@ -246,9 +241,9 @@ struct dgrad_tf32_traits {
     require_pointer(a.w, element_count(p.w), "w");
     require_pointer(a.dy, element_count(p.y), "dy");
     require_pointer(a.dx, element_count(p.x), "dx");
-    require_16_byte_alignment(a.w, "w");
-    require_16_byte_alignment(a.dy, "dy");
-    require_16_byte_alignment(a.dx, "dx");
+    igemm::require_16_byte_alignment(a.w, "w", wide_accesses);
+    igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
+    igemm::require_16_byte_alignment(a.dx, "dx", wide_accesses);
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
     launch_2x<dgrad_device>(dgrad_arguments(g, a.w, a.dy, a.dx, a.alpha, a.beta), workspace, ctx.stream(),
                             "the TF32 backward data");

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "conv_dgrad_fprop_form.hpp"
+#include "conv_igemm_fprop_kernels.cuh"
 #include "conv_igemm_fprop_sm90.cuh"
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_wave_model.hpp"
@@ -107,9 +108,7 @@ struct dgrad_fprop_form_traits {
 
   static double estimate_us(const problem_type& p) {
     const nhwc_geometry g = make_geometry(view_of(p));
-    gemm_work work = fprop_work(dgrad_as_forward(g), Config::tile_k, double(swapped_filter_bytes(g)));
-    work.element_bytes = 4;
-    return wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k, work);
+    return fprop_geometry_estimate_us<Config>(dgrad_as_forward(g), double(swapped_filter_bytes(g)));
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {

@@ -102,13 +102,17 @@ std::string fprop_support(const conv_view& v) {
 
 // The registry's heuristic among the configurations (conv_igemm_wave_model.hpp). It picks 128x64
 // exactly where that tile was measured faster (K <= 64).
+template <typename Config>
+double fprop_geometry_estimate_us(const nhwc_geometry& g, double staging_bytes) {
+  gemm_work work = fprop_work(g, Config::tile_k, staging_bytes);
+  work.element_bytes = Config::data_type == TSRP_DATA_FLOAT ? 4 : 2;
+  return wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k, work);
+}
+
 template <typename Choice>
 double fprop_estimate_us(const conv_view& v) {
-  using config = typename Choice::config;
   using layout = typename Choice::layout;
-  gemm_work work = fprop_work(layout::geometry(v), config::tile_k, double(layout::staging_bytes(v)));
-  work.element_bytes = config::data_type == TSRP_DATA_FLOAT ? 4 : 2;
-  return wave_estimate_us(config::tile_m, config::tile_n, config::tile_k, work);
+  return fprop_geometry_estimate_us<typename Choice::config>(layout::geometry(v), double(layout::staging_bytes(v)));
 }
 
 template <typename Choice>

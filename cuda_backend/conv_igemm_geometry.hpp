@@ -198,12 +198,17 @@ inline std::string im2col_corner_support(const char* tensor, const int (&lower)[
 // Workspace offsets: staging buffers start on 256-byte boundaries (TMA needs 16).
 inline size_t align_workspace(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// NOT_SUPPORTED unless `pointer` is 16-byte aligned, which TMA descriptors need.
-inline void require_tma_alignment(const void* pointer, const char* name) {
+// NOT_SUPPORTED unless `pointer` is 16-byte aligned, which `needed_by` (the reason's words) needs.
+inline void require_16_byte_alignment(const void* pointer, const char* name, const char* needed_by) {
   if (reinterpret_cast<uintptr_t>(pointer) % 16 != 0) {
     throw status_error(TSRP_STATUS_NOT_SUPPORTED,
-                       std::string(name) + " is not 16-byte aligned, which the TMA descriptors need");
+                       std::string(name) + " is not 16-byte aligned, which " + needed_by + " need");
   }
+}
+
+// NOT_SUPPORTED unless `pointer` is 16-byte aligned, which TMA descriptors need.
+inline void require_tma_alignment(const void* pointer, const char* name) {
+  require_16_byte_alignment(pointer, name, "the TMA descriptors");
 }
 
 }  // namespace tessera::cuda::igemm
