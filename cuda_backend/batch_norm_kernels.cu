@@ -357,63 +357,15 @@ __global__ void __launch_bounds__(bn_threads, ReadOld ? 2 : MinBlocks)
                              });
 }
 
-// The dx pass with the flags at run time, one row at a time: 89 registers, two blocks per SM. ncu
-// on the H200 (2026-12-04): 65 % of the DRAM peak, 23 % of the warps active, where the sums pass
-// before it reached 86 %. Still the default: the compile-time form below has not run on a GPU yet
-// (no device was lent after it was written); TESSERA_CUDA_BN_DX_FORM=1 selects it.
-template <typename T, int V>
-__global__ void __launch_bounds__(bn_threads)
-    bn_columns_backward_dx(const T* x, const T* dy, const T* y, T* dx, column_geometry g, backward_source src) {
-  const int64_t group = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (group >= g.groups) return;
-  backward_coefficients c[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) c[j] = load_backward(src, g.map(group * V + j));
-  const bool read_old = src.beta != 0.0f;
-  const int64_t column = group * V;
-  const int64_t begin = static_cast<int64_t>(blockIdx.y) * g.part_len;
-  const int64_t end = min(g.rows, begin + g.part_len);
-  walk_rows<bn_dx_unroll>(begin + threadIdx.y, end, blockDim.y,
-                             [&](const int64_t (&rows)[bn_dx_unroll], int count) {
-                               norm_word<T, V> xw[bn_dx_unroll], dw[bn_dx_unroll], yw[bn_dx_unroll],
-                                   ow[bn_dx_unroll];
-#pragma unroll
-                               for (int u = 0; u < bn_dx_unroll; ++u) {
-                                 if (u < count) {
-                                   const int64_t at = rows[u] * g.cols + column;
-                                   xw[u] = load_word<T, V>(x + at);
-                                   dw[u] = load_word<T, V>(dy + at);
-                                   if (src.relu) yw[u] = load_word<T, V>(y + at);
-                                   if (read_old) ow[u] = load_word<T, V>(dx + at);
-                                 }
-                               }
-#pragma unroll
-                               for (int u = 0; u < bn_dx_unroll; ++u) {
-                                 if (u < count) {
-                                   float xv[V], dv[V], yv[V], old[V];
-                                   unpack_floats<T, V>(xw[u], xv);
-                                   unpack_floats<T, V>(dw[u], dv);
-                                   if (src.relu) unpack_floats<T, V>(yw[u], yv);
-                                   if (read_old) unpack_floats<T, V>(ow[u], old);
-#pragma unroll
-                                   for (int j = 0; j < V; ++j) {
-                                     const float gr = masked_gradient(dv[j], src.relu ? yv[j] : 1.0f, src.relu);
-                                     const float r = backward_value(xv[j], gr, c[j]);
-                                     xv[j] = read_old ? fmaf(src.beta, old[j], r) : r;
-                                   }
-                                   store_floats<T, V>(dx + rows[u] * g.cols + column, xv);
-                                 }
-                               }
-                             });
-}
-
 // Relu (the fused relu's mask, which reads y) and ReadOld (beta != 0, which reads dx) are
 // compile-time: the plain backward reads only x and dy, so its coefficients (4 per column) and U
 // rows of two words each fit the 80 registers of three blocks per SM, with 2 * U loads in flight
-// per thread (U = 4 spilled). Written for the kernel above's figures; not yet run on a GPU.
+// per thread (U = 4 spilled). H200, 2026-12-05 (tools/gpu/device_run.sh variants, bn_passes): the
+// anchor backward (fp16 NHWC, mb256) 0.509 ms, 4.04 TB/s, where the form with the flags at run time
+// (one row at a time, 89 registers, two blocks per SM, since removed) took 0.605 ms, 3.40 TB/s.
 template <typename T, int V, int U, bool Relu, bool ReadOld>
 __global__ void __launch_bounds__(bn_threads, Relu || ReadOld ? 2 : 3)
-    bn_columns_backward_dx_fixed(const T* x, const T* dy, const T* y, T* dx, column_geometry g, backward_source src) {
+    bn_columns_backward_dx(const T* x, const T* dy, const T* y, T* dx, column_geometry g, backward_source src) {
   const int64_t group = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (group >= g.groups) return;
   backward_coefficients c[V];
@@ -1199,17 +1151,10 @@ void run_columns(const bn_call& c, bn_op op) {
     const int64_t row_blocks = std::min<int64_t>(norm_ceil_div(thread_rows, rows_per_thread), 65535);
     g.part_len = norm_ceil_div(thread_rows, row_blocks) * launch.block.y;
     const dim3 grid(tiles, static_cast<unsigned int>(norm_ceil_div(g.rows, g.part_len)));
-    // TESSERA_CUDA_BN_DX_FORM=1: the dx pass's compile-time form (to verify on a GPU); 0, the
-    // default, the run-time one.
-    static const int dx_form = launch_override("TESSERA_CUDA_BN_DX_FORM", 0, 0, 1);
-    if (op == bn_op::backward && dx_form == 0) {
-      bn_columns_backward_dx<T, V><<<grid, launch.block, 0, stream>>>(
-          x, static_cast<const T*>(c.a.dy), static_cast<const T*>(c.a.y_in), static_cast<T*>(c.a.dx), g,
-          backward_source_of(c));
-    } else if (op == bn_op::backward) {
+    if (op == bn_op::backward) {
       const backward_source src = backward_source_of(c);
       const auto launch_dx = [&](auto unroll, auto relu, auto read_old) {
-        bn_columns_backward_dx_fixed<T, V, decltype(unroll)::value, decltype(relu)::value, decltype(read_old)::value>
+        bn_columns_backward_dx<T, V, decltype(unroll)::value, decltype(relu)::value, decltype(read_old)::value>
             <<<grid, launch.block, 0, stream>>>(x, static_cast<const T*>(c.a.dy), static_cast<const T*>(c.a.y_in),
                                                 static_cast<T*>(c.a.dx), g, src);
       };

@@ -10,10 +10,13 @@
 // TF32 mma.sync fragments read either way, so no operand copy is needed. They also run on any
 // GPU from sm80 on (the portable path the issue asks for).
 //  - Backward filter: the pixel reduction (N*P*Q) is long and dw has few tiles, so the reduction
-//    is split over CTAs ("serial split-K": each split waits for the one before on a semaphore in
-//    the workspace, then adds its fp32 partial tile to dw): deterministic, the splits always add in
-//    the same order, no atomics. Split count from the tile count and the reduction length only, so
-//    that workspace and run agree on every device.
+//    is split over CTAs ("parallel split-K": each split writes its fp32 partial dw to its own slice
+//    of the workspace, and reduce_wgrad_partials adds the slices in order and blends dw once):
+//    deterministic for a given split, no atomics. The split is the fp16/bf16 split-K kernels' plan
+//    (conv_wgrad_split_plan.hpp). Why not CUTLASS's serial split-K (each split waits on a semaphore
+//    for the one before and adds its tile to dw), as first written: on the H200 (2026-12-05) its
+//    chain of ~200 dependent read-add-writes made ResNet-50's early 1x1 layers 4-9x slower than
+//    cuDNN (1x1 64->64 at N=32: 0.536 ms against cuDNN's 0.059).
 //  - Backward data: CUTLASS's strided dgrad (each CTA one phase of dx, so stride 2 costs no wasted
 //    taps), for every stride; dilation 1 only (its can_implement declines dilation at every stride,
 //    unit stride included; dilated unit-stride problems have the forward form below). Unit-stride
@@ -22,12 +25,13 @@
 // fp32 x, dy and w; packed NHWC x / KRSC w / NPQK dy; C and K multiples of 8 (the family's
 // common_support); one group, cross-correlation, 1-D and 2-D.
 //
-// Written on 2026-12-04 without a GPU to run it on: registered only under TESSERA_CUDA_TF32_WGRAD=1
-// and TESSERA_CUDA_TF32_DGRAD=1 until the H200 conformance run has passed them
-// (tools/gpu/device_run.sh variants, "tf32_wgrad" and "tf32_dgrad").
+// Written on 2026-12-04 without a GPU; the H200 conformance run of 2026-12-05 passed both (tools/gpu/
+// device_run.sh variants tf32_dgrad, tf32_wgrad), so they are registered like every other kernel.
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_kernels.hpp"
 #include "conv_igemm_wave_model.hpp"
+#include "conv_wgrad_partials_reduce.cuh"
+#include "conv_wgrad_split_plan.hpp"
 #include "cuda_context.hpp"
 #include "cuda_errors.hpp"
 #include "kernel_glue.hpp"
@@ -91,25 +95,27 @@ cutlass::TensorRef<T, nhwc> packed_ref(const void* data, int n, int h, int w, in
   return cutlass::TensorRef<T, nhwc>(static_cast<T*>(const_cast<void*>(data)), nhwc::packed({n, h, w, c}));
 }
 
-// Splits of the pixel reduction: enough CTAs for two per SM of the model H200 (these tiles use
-// ~48 KB of shared memory and 128 threads), each split at least 32 k-tiles long so that its
-// semaphore wait and read-modify-write of the dw tile stay small against its main loop.
-int reduction_splits(const igemm::nhwc_geometry& g) {
-  const double tiles = std::ceil(double(g.k) / tile_m) * std::ceil(double(g.c) * g.r * g.s / tile_n);
-  const double k_tiles = std::ceil(double(g.n) * g.p * g.q / tile_k);
-  if (tiles <= 0.0 || k_tiles <= 0.0) return 1;  // an empty dw or reduction: nothing to split
-  const int wanted = static_cast<int>(std::ceil(2.0 * igemm::model_sms / tiles));
-  const int longest = static_cast<int>(std::max(1.0, std::floor(k_tiles / 32.0)));
-  return std::clamp(std::min(wanted, longest), 1, 256);
+// The pixel reduction's split: the fp16/bf16 split-K kernels' plan (conv_wgrad_split_plan.hpp) for
+// this kernel's tile, `sms` the device's SM count at run time and split_planning_sms when sizing
+// the workspace (so the run's split never outgrows it).
+igemm::wgrad_split_plan split_plan(const igemm::nhwc_geometry& g, int sms) {
+  return igemm::plan_wgrad_split(g, tile_m, tile_n, tile_k, sms);
 }
 
-// CUTLASS's arguments; null pointers when only checking shapes.
+// CUTLASS's arguments; null pointers when only checking shapes. One split: dw blended in the
+// epilogue. More: "parallel split-K", each split's fp32 partial dw (alpha 1, beta 0) in its own
+// slice of `partials`, which reduce_wgrad_partials then adds in slice order and blends into dw.
 wgrad_device::Arguments wgrad_arguments(const igemm::nhwc_geometry& g, const void* x, const void* dy, void* dw,
-                                        float alpha, float beta) {
-  const auto dw_ref = packed_ref<float>(dw, g.k, g.r, g.s, g.c);
-  return wgrad_device::Arguments(problem_of(g, reduction_splits(g)), packed_ref<element>(dy, g.n, g.p, g.q, g.k),
-                                 packed_ref<element>(x, g.n, g.h, g.w, g.c), dw_ref, dw_ref, {alpha, beta},
-                                 cutlass::conv::SplitKMode::kSerial);
+                                        float* partials, int splits, float alpha, float beta) {
+  const auto x_ref = packed_ref<element>(x, g.n, g.h, g.w, g.c);
+  const auto dy_ref = packed_ref<element>(dy, g.n, g.p, g.q, g.k);
+  if (splits == 1) {
+    const auto dw_ref = packed_ref<float>(dw, g.k, g.r, g.s, g.c);
+    return wgrad_device::Arguments(problem_of(g, 1), dy_ref, x_ref, dw_ref, dw_ref, {alpha, beta});
+  }
+  const auto partial_ref = packed_ref<float>(partials, g.k, g.r, g.s, g.c);
+  return wgrad_device::Arguments(problem_of(g, splits), dy_ref, x_ref, partial_ref, partial_ref, {1.0f, 0.0f},
+                                 cutlass::conv::SplitKMode::kParallel);
 }
 
 dgrad_device::Arguments dgrad_arguments(const igemm::nhwc_geometry& g, const void* w, const void* dy, void* dx,
@@ -127,7 +133,7 @@ std::string cutlass_2x_support(const typename Device::Arguments& args, const cha
   return std::string("CUTLASS's sm80 TF32 ") + direction + " cannot run this problem: " + cutlassGetStatusString(s);
 }
 
-// initialize (which zeroes any split-K semaphores with an async memset) and launch.
+// initialize (which zeroes a split run's workspace with an async memset) and launch.
 template <typename Device>
 void launch_2x(const typename Device::Arguments& args, void* workspace, cudaStream_t stream, const char* direction) {
   if (Device::get_workspace_size(args) > 0) require_pointer(workspace, 1, "workspace");
@@ -157,15 +163,18 @@ struct wgrad_tf32_traits {
   static constexpr const char* notes =
       "fp32 backward filter on TF32 tensor cores (CUTLASS sm80 implicit GEMM, mma.sync; only under "
       "TSR_MATH_ALLOW_TF32): x and dy enter the multiplies with 10-bit mantissas, fp32 accumulation; the pixel "
-      "reduction split over CTAs that add their fp32 partial tiles to dw in a fixed order (serial split-K, "
-      "semaphores in the workspace); packed NHWC x, KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; "
+      "reduction split over CTAs whose fp32 partial dw slices (workspace) a second kernel adds in a fixed order "
+      "(parallel split-K); packed NHWC x, KRSC dw, NPQK dy; C and K multiples of 8; 1-D and 2-D; "
       "deterministic";
 
   static std::string support(const problem_type& p) {
     if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
     return igemm::backward_support(p, TSRP_DATA_FLOAT, p.w, [](const igemm::nhwc_geometry& g) -> std::string {
       if (int64_t{g.n} * g.p * g.q == 0) return "dy has no pixels (dw = beta * dw): left to the direct kernels";
-      return cutlass_2x_support<wgrad_device>(wgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f), "wgrad");
+      return cutlass_2x_support<wgrad_device>(
+          wgrad_arguments(g, nullptr, nullptr, nullptr, nullptr, split_plan(g, igemm::split_planning_sms).splits,
+                          1.0f, 0.0f),
+          "wgrad");
     });
   }
 
@@ -173,12 +182,13 @@ struct wgrad_tf32_traits {
     if (element_count(p.w) == 0) return 0;
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
     if (int64_t{g.n} * g.p * g.q == 0) return 0;
-    return wgrad_device::get_workspace_size(wgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f));
+    const igemm::wgrad_split_plan plan = split_plan(g, igemm::split_planning_sms);
+    return plan.splits > 1 ? static_cast<size_t>(plan.splits) * plan.slice_elements * sizeof(float) : 0;
   }
 
   static double estimate_us(const problem_type& p) {
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
-    igemm::gemm_work work = igemm::wgrad_work(g, tile_n, tile_k, reduction_splits(g), false);
+    igemm::gemm_work work = igemm::wgrad_work(g, tile_n, tile_k, split_plan(g, igemm::model_sms).splits, true);
     work.element_bytes = 4;
     // mma.sync reaches about half the rate of wgmma at these tiles: counted as twice the time.
     return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work);
@@ -196,8 +206,26 @@ struct wgrad_tf32_traits {
     igemm::require_16_byte_alignment(a.x, "x", wide_accesses);
     igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
     igemm::require_16_byte_alignment(a.dw, "dw", wide_accesses);
-    launch_2x<wgrad_device>(wgrad_arguments(g, a.x, a.dy, a.dw, a.alpha, a.beta), workspace, ctx.stream(),
-                            "the TF32 backward filter");
+    const igemm::wgrad_split_plan plan = split_plan(g, ctx.sm_count());
+    if (plan.splits == 1) {
+      launch_2x<wgrad_device>(wgrad_arguments(g, a.x, a.dy, a.dw, nullptr, 1, a.alpha, a.beta), nullptr, ctx.stream(),
+                              "the TF32 backward filter");
+      return;
+    }
+    require_pointer(workspace, 1, "workspace");
+    auto* partials = static_cast<float*>(workspace);
+    // CUTLASS's initialize zeroes `workspace` for a split run (its size, get_workspace_size, is the
+    // partials'): given the partials themselves, that memset is the only cost of its bookkeeping.
+    launch_2x<wgrad_device>(wgrad_arguments(g, a.x, a.dy, nullptr, partials, plan.splits, 1.0f, 0.0f), partials,
+                            ctx.stream(), "the TF32 backward filter");
+    constexpr int threads = 256;
+    const int64_t quads = plan.slice_elements / 4;  // C is a multiple of 8 (common_support)
+    const auto blocks = static_cast<unsigned int>(
+        std::clamp<int64_t>((quads + threads - 1) / threads, 1, int64_t{ctx.sm_count()} * 8));
+    reduce_wgrad_partials<float><<<blocks, threads, 0, ctx.stream()>>>(
+        reinterpret_cast<const float4*>(partials), static_cast<float*>(a.dw), quads, quads, plan.splits, a.alpha,
+        a.beta);
+    check_cuda(cudaGetLastError(), "launching the TF32 backward filter's split reduction");
   }
 };
 
@@ -253,8 +281,8 @@ struct dgrad_tf32_traits {
 }  // namespace
 
 void add_conv_backward_tf32_kernels(kernel_list& out) {
-  if (launch_override("TESSERA_CUDA_TF32_DGRAD", 0, 0, 1) == 1) out.push_back(make_kernel<dgrad_tf32_traits>());
-  if (launch_override("TESSERA_CUDA_TF32_WGRAD", 0, 0, 1) == 1) out.push_back(make_kernel<wgrad_tf32_traits>());
+  out.push_back(make_kernel<dgrad_tf32_traits>());
+  out.push_back(make_kernel<wgrad_tf32_traits>());
 }
 
 }  // namespace tessera::cuda

@@ -58,9 +58,8 @@ constexpr int reduce_columns = 8;
 constexpr int reduce_rows = 128;
 
 // The chunk plan for a problem's geometry (conv_depthwise_wgrad_plan.hpp).
-// TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=n: chunks of at least n pixels instead of 16, to measure whether
-// small layers (a wave of threads would cover them many times over) gain from more, shorter
-// chunks; read once, so that the workspace query and the run plan alike.
+// TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=n: chunks of at least n pixels instead of the plan's minimum (4),
+// to measure other minimums; read once, so that the workspace query and the run plan alike.
 depthwise::chunk_plan plan_chunks(const depthwise::geometry& g, int vector) {
   static const int min_chunk = launch_override("TESSERA_CUDA_DW_WGRAD_MIN_CHUNK",
                                                static_cast<int>(depthwise::wgrad_min_pixels_per_chunk), 1, 264);

@@ -12,9 +12,8 @@
 // Declined: strides above 1 (the forward form would need the phase split of the strided dgrad),
 // padding above (R-1) d (a negative forward padding), and whatever the forward kernel declines.
 //
-// Written on 2026-12-04 without a GPU to run it on: registered only under
-// TESSERA_CUDA_TF32_DGRAD=1 until the H200 conformance run has passed it
-// (tools/gpu/device_run.sh variants, "tf32_dgrad").
+// Written on 2026-12-04 without a GPU; registered since the H200 conformance run of 2026-12-05 passed
+// it (ResNet-50's unit-stride backward data at N=32: 0.80-2.58x cuDNN's TF32 speed).
 #pragma once
 
 #include "conv_dgrad_fprop_form.hpp"

@@ -64,10 +64,8 @@ void add_conv_implicit_gemm_kernels(kernel_list& out) {
   add_conv_igemm_3d_kernels(out);
   add_conv_igemm_dgrad_kernels(out);
   // The TF32 backward data runs the TF32 forward kernel above (conv_igemm_dgrad_fprop_form.cuh), so
-  // it is instantiated in this file; not yet run on a GPU, hence registered only on request.
-  if (launch_override("TESSERA_CUDA_TF32_DGRAD", 0, 0, 1) == 1) {
-    out.push_back(make_kernel<igemm::dgrad_fprop_form_traits<fprop_choice<TSRP_DATA_FLOAT, 128, 128>::config>>());
-  }
+  // it is instantiated in this file.
+  out.push_back(make_kernel<igemm::dgrad_fprop_form_traits<fprop_choice<TSRP_DATA_FLOAT, 128, 128>::config>>());
   add_conv_igemm_wgrad_kernels(out);
   add_conv_wgrad_small_c_kernels(out);
   add_conv_backward_tf32_kernels(out);

@@ -77,13 +77,13 @@ gemm_problem gemm_of(int64_t m, int64_t n, int64_t k, int64_t batch, const gemm_
 
 bool allows_tf32(const tsrpRnnProblem& p) { return p.math_mode == TSRP_MATH_ALLOW_TF32; }
 
-// TESSERA_CUDA_RNN_RECURRENT_SPLIT=n: the forward's recurrent GEMM in n k-slices (one direction, n
-// dividing H; rnn_space_layout.hpp), an experiment not yet run on a GPU. Why: at N = 64, H = 1024
-// the GEMM is 64 blocks of 64x64, each walking all 32 k-tiles (ncu, H200, 2026-12-04: 19.5 us of
-// each ~24 us LSTM step, 6 % of the warps active); 4 slices put 256 blocks on 8 k-tiles each.
-// Read once, so that the workspace query and the run agree.
+// The forward's recurrent GEMM in k-slices: default_recurrent_slices (rnn_space_layout.hpp), or
+// TESSERA_CUDA_RNN_RECURRENT_SPLIT=n slices (n dividing H, one direction) to measure others. The
+// rule is planned for the H200's 132 SMs whatever the device, so that the workspace does not depend
+// on it. Read once, so that the workspace query and the run agree.
 int64_t recurrent_split(const rnn_geometry& g) {
-  static const int wanted = launch_override("TESSERA_CUDA_RNN_RECURRENT_SPLIT", 1, 1, 64);
+  static const int wanted = launch_override("TESSERA_CUDA_RNN_RECURRENT_SPLIT", 0, 0, 64);
+  if (wanted == 0) return default_recurrent_slices(g, 132);
   return recurrent_slices(g, wanted);
 }
 

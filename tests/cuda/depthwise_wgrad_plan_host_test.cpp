@@ -1,7 +1,7 @@
 // The depthwise backward filter's chunk plan (cuda_backend/conv_depthwise_wgrad_plan.hpp) on the
 // host: for MobileNet's depthwise layers, odd and tiny shapes and shapes past the workspace cap,
 // every output pixel falls in exactly one chunk (chunk i: [i * per, min((i + 1) * per, pixels)),
-// none empty), chunks stay within [16, 264] pixels unless the 64 MiB cap makes them larger, the
+// none empty), chunks stay within [4, 264] pixels unless the 64 MiB cap makes them larger, the
 // workspace never passes the cap (or one slice, when a slice alone is larger), the pass-1 threads
 // fit one wave of the planning GPU when the chunk size is not clamped, and the chunk size fits the
 // kernel's int. Needs no GPU: the kernels are checked by the conformance test's depthwise_* shapes.
@@ -103,9 +103,9 @@ TEST(DepthwiseWgradPlan, unclamped_chunks_fill_one_wave) {
 // their plan.
 TEST(DepthwiseWgradPlan, a_smaller_minimum_shortens_only_small_problems_chunks) {
   // MobileNet-v2's 7x7 depthwise layer at N=32: 1568 pixels, 960 channels, fp16.
-  const dw::chunk_plan small = dw::plan_wgrad_chunks(1568, 9, 960, 8, 4);
-  EXPECT_EQ(small.pixels_per_chunk, 4);
-  EXPECT_EQ(small.chunks, 392);
+  const dw::chunk_plan small = dw::plan_wgrad_chunks(1568, 9, 960, 8, 2);
+  EXPECT_EQ(small.pixels_per_chunk, 3);  // one wave's share: ceil(1568 * 120 / 67584)
+  EXPECT_EQ(small.chunks, 523);
   EXPECT_EQ(dw::plan_wgrad_chunks(1568, 9, 960, 8).pixels_per_chunk, dw::wgrad_min_pixels_per_chunk);
   for (const plan_case& c : cases()) {
     SCOPED_TRACE(label(c));

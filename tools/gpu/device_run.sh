@@ -189,6 +189,15 @@ fi
 # hazards) over the CUDA sweep, as gtest shards side by side, each tool in turn and waited for (no
 # timing phase runs beside them): INITCHECK_SHARDS (default 8), SANITIZE_FILTER narrows the sweep.
 # racecheck in one process outlasted 230 s (run 1 of the evening of 2026-12-03); sharded it fits.
+# SANITIZE_SIDE_BY_SIDE=1 starts every asked tool's shards at once (16 processes for two tools on
+# the 16-core machine) and waits once: for a short budget, when the tools need not be timed.
+sanitize_report() {
+  for log in "$out"/sanitizer_$1_only_*.log; do
+    row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED  \]|tests? ran' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
+    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Invalid|Race|Error|Program hit)' "$log" | head -30
+  done
+}
+sanitized=()
 for tool in initcheck memcheck racecheck; do
   has "$tool" && command -v compute-sanitizer >/dev/null || continue
   shards=${INITCHECK_SHARDS:-8}
@@ -197,12 +206,13 @@ for tool in initcheck memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 "$c/bin/tessera_conformance_test" \
         --gtest_filter="${SANITIZE_FILTER:-*/cuda}:-*Validation*" > "$out/sanitizer_${tool}_only_$i.log" 2>&1 &
   done
-  wait
-  for log in "$out"/sanitizer_${tool}_only_*.log; do
-    row "$(basename "$log" .log)" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED  \]|tests? ran' "$log" | tail -2 | tr '\n' ' ' | cut -c1-100)"
-    grep -m3 -B2 -A8 -E '^========= (Uninitialized|Invalid|Race|Error|Program hit)' "$log" | head -30
-  done
+  sanitized+=("$tool")
+  [ "${SANITIZE_SIDE_BY_SIDE:-0}" = 1 ] || { wait; sanitize_report "$tool"; }
 done
+if [ "${SANITIZE_SIDE_BY_SIDE:-0}" = 1 ]; then
+  wait
+  for tool in "${sanitized[@]}"; do sanitize_report "$tool"; done
+fi
 
 if has probe && [ -x "$c/bin/tessera-bandwidth-probe" ]; then
   # The copy ceiling and the loop shapes that reach it (cudaMemcpy, grid-stride, chunked, hints).
@@ -269,8 +279,8 @@ if has variants; then
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
   # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
   # softmax forwards with cp.async row copies), dw_wgrad_chunk (the depthwise backward filter's
-  # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_dgrad and
-  # tf32_wgrad (fp32 backward data and filter on the TF32 tensor cores). The lean
+  # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
+  # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -333,38 +343,28 @@ if has variants; then
     test_variant TESSERA_CUDA_RNN_RECURRENT_SPLIT 4 rnn_split '*Rnn*/cuda'
     time_variants TESSERA_CUDA_RNN_RECURRENT_SPLIT "1 2 4 8" rnn_split '--rnn'
   fi
-  # tf32_suite VARIABLE LABEL SUITE: a ResNet-50 suite in fp32 NHWC with TF32 allowed, under
-  # VARIABLE=1, side by side with cuDNN under the same math mode; the row counts the lines our TF32
-  # kernels ran (their names end in _tf32; the exact direct kernels take what they decline).
+  # tf32_suite LABEL SUITE: a ResNet-50 suite in fp32 NHWC with TF32 allowed, side by side with
+  # cuDNN under the same math mode; the row counts the lines our TF32 kernels ran (their names end
+  # in _tf32; the exact direct kernels take what they decline).
   tf32_suite() {
-    env "$1=1" timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
-        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/$3.txt" > "$out/variant_$2_$3.txt" 2>&1
-    row "$2 $3" "rc=$? $(grep -c '_tf32 ' "$out/variant_$2_$3.txt") rows on TF32 kernels; $(tail -1 "$out/variant_$2_$3.txt" | cut -c1-80)"
+    timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+        --dt=f32 --tag=nhwc --attr-fpmath=tf32 --batch="$c/suites/$2.txt" > "$out/variant_$1_$2.txt" 2>&1
+    row "$1 $2" "rc=$? $(grep -c '_tf32 ' "$out/variant_$1_$2.txt") rows on TF32 kernels; $(tail -1 "$out/variant_$1_$2.txt" | cut -c1-80)"
   }
-  if want tf32_dgrad; then
-    # fp32 backward data on the TF32 tensor cores: unit strides as a forward convolution with the
-    # filter flipped (conv_igemm_dgrad_fprop_form.cuh, wgmma), any stride on CUTLASS's sm80 strided
-    # dgrad (conv_backward_tf32_sm80.cu); both registered only under TESSERA_CUDA_TF32_DGRAD=1 and
-    # not yet run on a GPU: the convolution family's conformance (its TF32 sweep and TF32 numerics
-    # test) with them registered, then ResNet-50's backward data at minibatch 32.
-    test_variant TESSERA_CUDA_TF32_DGRAD 1 tf32_dgrad '*ConvolutionFamily*.backward_data*/cuda:*tf32*/cuda'
-    tf32_suite TESSERA_CUDA_TF32_DGRAD tf32_dgrad resnet50_bwd_data
-  fi
-  if want tf32_wgrad; then
-    # fp32 backward filter on the TF32 tensor cores (CUTLASS sm80 implicit GEMM with serial split-K,
-    # conv_backward_tf32_sm80.cu), registered only under TESSERA_CUDA_TF32_WGRAD=1 and not yet run on
-    # a GPU: conformance, then ResNet-50's backward filter at minibatch 32.
-    test_variant TESSERA_CUDA_TF32_WGRAD 1 tf32_wgrad '*ConvolutionFamily*.backward_filter*/cuda:*tf32*/cuda'
-    tf32_suite TESSERA_CUDA_TF32_WGRAD tf32_wgrad resnet50_bwd_filter
+  if want tf32_backward; then
+    # fp32 backward data and filter on the TF32 tensor cores (the forward form of backward data,
+    # conv_igemm_dgrad_fprop_form.cuh; CUTLASS's sm80 strided dgrad and parallel split-K wgrad,
+    # conv_backward_tf32_sm80.cu), registered by default since their conformance run on 2026-12-05:
+    # ResNet-50's backward data and filter at minibatch 32 beside cuDNN. (Their tests run in the
+    # conformance phase.)
+    tf32_suite tf32_backward resnet50_bwd_data
+    tf32_suite tf32_backward resnet50_bwd_filter
   fi
   if want bn_passes; then
-    # The batch-norm backward's dx pass in its compile-time form (TESSERA_CUDA_BN_DX_FORM=1, not
-    # yet run on a GPU: conformance first) against the run-time one, the former's plain case two
-    # rows (the default) or one row at a time, and the elementwise forward pass at 3 (the default)
-    # or 4 blocks per SM (batch_norm_kernels.cu).
-    test_variant TESSERA_CUDA_BN_DX_FORM 1 bn_dx_form '*BatchNorm*/cuda'
-    time_variants TESSERA_CUDA_BN_DX_FORM "1 0" bn_dx_form '--bnorm|^--dir=BWD_DW mb256'
-    TESSERA_CUDA_BN_DX_FORM=1 time_variants TESSERA_CUDA_BN_DX_UNROLL "2 1" bn_dx_unroll '--bnorm|^--dir=BWD_DW mb256'
+    # The batch-norm backward's dx pass with its plain case two rows (the default) or one row at a
+    # time, and the elementwise forward pass at 3 (the default) or 4 blocks per SM
+    # (batch_norm_kernels.cu).
+    time_variants TESSERA_CUDA_BN_DX_UNROLL "2 1" bn_dx_unroll '--bnorm|^--dir=BWD_DW mb256'
     test_variant TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM 4 bn_fwd_blocks '*BatchNorm*/cuda'
     time_variants TESSERA_CUDA_BN_FWD_BLOCKS_PER_SM "4 3" bn_fwd_blocks '--bnorm|^--dir=FWD_D mb256'
   fi
