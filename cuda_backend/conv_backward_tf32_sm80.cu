@@ -95,11 +95,21 @@ cutlass::TensorRef<T, nhwc> packed_ref(const void* data, int n, int h, int w, in
   return cutlass::TensorRef<T, nhwc>(static_cast<T*>(const_cast<void*>(data)), nhwc::packed({n, h, w, c}));
 }
 
-// The pixel reduction's split: the fp16/bf16 split-K kernels' plan (conv_wgrad_split_plan.hpp) for
-// this kernel's tile, `sms` the device's SM count at run time and split_planning_sms when sizing
-// the workspace (so the run's split never outgrows it).
+// The pixel reduction's split: the fp16/bf16 split-K kernels' plan (conv_wgrad_split_plan.hpp) with
+// this kernel's grid. Two differences from theirs: CUTLASS's wgrad GEMM runs C*R*S as one flat N
+// (so the plan sees C*R*S channels and a 1x1 filter: 3x3 64->64 has 5 column tiles, not 9), and
+// two of these CTAs fit an SM (~48 KB of shared memory, 128 threads), so the plan fills two per SM.
+// `sms`: the device's SM count at run time, split_planning_sms when sizing the workspace (the plan
+// caps its CTA slots there, so the run's split never outgrows it).
+igemm::nhwc_geometry as_flat_gemm(const igemm::nhwc_geometry& g) {
+  igemm::nhwc_geometry flat = g;
+  flat.c = g.c * g.r * g.s;
+  flat.r = flat.s = 1;
+  return flat;
+}
+
 igemm::wgrad_split_plan split_plan(const igemm::nhwc_geometry& g, int sms) {
-  return igemm::plan_wgrad_split(g, tile_m, tile_n, tile_k, sms);
+  return igemm::plan_wgrad_split(as_flat_gemm(g), tile_m, tile_n, tile_k, 2 * sms);
 }
 
 // CUTLASS's arguments; null pointers when only checking shapes. One split: dw blended in the
@@ -188,7 +198,8 @@ struct wgrad_tf32_traits {
 
   static double estimate_us(const problem_type& p) {
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
-    igemm::gemm_work work = igemm::wgrad_work(g, tile_n, tile_k, split_plan(g, igemm::model_sms).splits, true);
+    igemm::gemm_work work =
+        igemm::wgrad_work(as_flat_gemm(g), tile_n, tile_k, split_plan(g, igemm::model_sms).splits, true);
     work.element_bytes = 4;
     // mma.sync reaches about half the rate of wgmma at these tiles: counted as twice the time.
     return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work);

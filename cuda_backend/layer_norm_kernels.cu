@@ -19,7 +19,6 @@
 // given GPU.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
-#include "gemm_mma_ptx.cuh"
 #include "launch_overrides.hpp"
 #include "norm_index.cuh"
 #include "norm_reduction.cuh"
@@ -173,63 +172,28 @@ __global__ void __launch_bounds__(row_max_threads)
 // both). ncu on that former form: 64 % of the DRAM peak, 45 % of the warps active; what holds the
 // kernel is a warp's row load and its statistics running one after the other. (A form that loaded
 // the next row before the current row's statistics took 78-88 registers and ran at 2.69 TB/s
-// against 3.15 for the former; night run 2 of 2026-12-03.)
-//
-// Async (TESSERA_CUDA_LNORM_ASYNC=1, not yet run on a GPU, so off by default): each warp copies its
-// next row into shared memory with cp.async while it works on the current one, so two rows per
-// warp are in flight without registers to hold the second (the register prefetch cost a block per
-// SM). Every lane copies and later reads only its own 16-byte words, so the wait needs no barrier.
-// 2 x 8 warps x 2 KB = 32 KB of shared memory per block, 128 KB for the 4 blocks of an SM.
-template <typename T, int V, bool Rms, bool HasScale, bool HasBias, bool Async>
+// against 3.15 for the former; night run 2 of 2026-12-03.) A cp.async form (each warp's next row
+// copied into shared memory while on the current one) lost on the H200, 2026-12-05: 0.0892 ms
+// against 0.0829 for this kernel (3.01 vs 3.24 TB/s), with 8 rows per warp 0.0878 against 0.0837;
+// removed.
+template <typename T, int V, bool Rms, bool HasScale, bool HasBias>
 __global__ void __launch_bounds__(warp_row_threads, 4)
     norm_rows_forward_warp(const T* x, T* y, rows_params g, const float* scale,
                            const float* bias, float* mean_out, float* inv_out) {
   constexpr int words = warp_row_elements / V;
-  constexpr int warps_per_block = warp_row_threads / 32;
-  static_assert(!Async || V * sizeof(T) == 16, "cp.async moves 16-byte words");
-  __shared__ uint4 stage[Async ? 2 * warps_per_block * words * 32 : 1];
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
   const int nvec = g.inner / V;
   const float inv_inner = 1.0f / static_cast<float>(g.inner);
   int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   int64_t base[norm_slots] = {0, 0, 0};
-  // This lane's word i of buffer b: [b][warp][i][lane], 16-byte lanes side by side (no conflicts).
-  const auto staged = [&](int b, int i) -> uint4* {
-    return &stage[((b * warps_per_block + static_cast<int>(threadIdx.x / 32)) * words + i) * 32 + lane];
-  };
-  const auto issue = [&](int64_t r, int b) {
-    int64_t at[norm_slots] = {0, 0, 0};
-    g.outer.offsets(r, at);
-#pragma unroll
-    for (int i = 0; i < words; ++i)
-      if (lane + 32 * i < nvec)
-        gemm::cp_async_16(gemm::shared_address(staged(b, i)), x + at[0] + static_cast<int64_t>(lane + 32 * i) * V, 16);
-    gemm::cp_async_commit();
-  };
-  int buffer = 0;
-  if constexpr (Async) {
-    if (row < g.rows) issue(row, 0);
-  }
   for (; row < g.rows; row += warps) {
     g.outer.offsets(row, base);
-    if constexpr (Async) {
-      if (row + warps < g.rows) {
-        issue(row + warps, buffer ^ 1);
-      } else {
-        gemm::cp_async_commit();  // an empty group, so that the wait below still means this row
-      }
-      gemm::cp_async_wait<1>();
-    }
     float v[words][V];
 #pragma unroll
     for (int i = 0; i < words; ++i) {
       if (lane + 32 * i < nvec) {
-        if constexpr (Async) {
-          unpack_floats<T, V>(*reinterpret_cast<const norm_word<T, V>*>(staged(buffer, i)), v[i]);
-        } else {
-          load_floats<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V, v[i]);
-        }
+        load_floats<T, V>(x + base[0] + static_cast<int64_t>(lane + 32 * i) * V, v[i]);
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j) v[i][j] = 0.0f;  // padding: adds nothing to sum or squares
@@ -296,7 +260,6 @@ __global__ void __launch_bounds__(warp_row_threads, 4)
       if (mean_out) mean_out[row] = mean;
       if (inv_out) inv_out[row] = inv;
     }
-    buffer ^= 1;
   }
 }
 
@@ -828,17 +791,9 @@ void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const nor
   const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
   const T* x = static_cast<const T*>(q.x);
   T* y = static_cast<T*>(q.y);
-  // TESSERA_CUDA_LNORM_ASYNC=1: the form with the next row copied by cp.async (see the kernel).
-  static const bool async = launch_override("TESSERA_CUDA_LNORM_ASYNC", 0, 0, 1) != 0;
   const auto launch = [&](auto has_scale, auto has_bias) {
-    constexpr bool S = decltype(has_scale)::value, B = decltype(has_bias)::value;
-    if (async) {
-      norm_rows_forward_warp<T, V, Rms, S, B, true>
-          <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
-    } else {
-      norm_rows_forward_warp<T, V, Rms, S, B, false>
-          <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
-    }
+    norm_rows_forward_warp<T, V, Rms, decltype(has_scale)::value, decltype(has_bias)::value>
+        <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
   };
   using yes = std::true_type;
   using no = std::false_type;

@@ -27,7 +27,6 @@
 // No atomics, fixed reduction shapes: results are bitwise reproducible on a given GPU.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
-#include "gemm_mma_ptx.cuh"
 #include "launch_overrides.hpp"
 #include "norm_index.cuh"
 #include "norm_reduction.cuh"
@@ -130,62 +129,29 @@ __device__ __forceinline__ float row_exp(float d) {
 // exponential, an add and a multiply (static SASS of the fp16 instantiation: 41 FFMA, 65 FMUL, 71
 // FADD against the former kernel's 181, 130, 165; 64 registers against 78, so 4 blocks per SM
 // instead of 3). H200, 65536x1024 fp16, 2026-12-04 (the first call of the evening): 3.64 TB/s
-// against the former kernel's 2.52 in the same call, conformance passed under both.
-//
-// Async (TESSERA_CUDA_SOFTMAX_ASYNC=n, n groups of rows per block; not yet run on a GPU, so off by
-// default; 16-byte vectors, at most 4 per thread): the block walks its groups and each thread
-// copies its words of the next group into shared memory with cp.async while it works on the
-// current group, so two groups are in flight without registers to hold the second. Every thread copies and later reads
-// only its own words: the wait needs no barrier. 2 x 256 threads x 4 x 16 bytes = 32 KB.
-template <typename T, int V, int Items>
-constexpr bool softmax_async_fits = V * sizeof(T) == 16 && Items <= 4;
-
-template <typename T, int V, int Items, bool Log, bool Async>
+// against the former kernel's 2.52 in the same call, conformance passed under both. A cp.async
+// form (blocks walking n groups of rows, each thread copying its words of the next group into
+// shared memory while on the current) lost on the H200, 2026-12-05: 0.0768 ms (n = 4) and 0.0804
+// (n = 8) against 0.0720 for this kernel (3.50 and 3.34 vs 3.73 TB/s); removed.
+template <typename T, int V, int Items, bool Log>
 __global__ void __launch_bounds__(warp_block_threads)
     softmax_fwd_rows_warp_kernel(const T* __restrict__ x, T* __restrict__ y, rows_params g) {
-  static_assert(!Async || softmax_async_fits<T, V, Items>, "cp.async of 16-byte words, 4 per thread");
-  __shared__ uint4 stage[Async ? 2 * Items * warp_block_threads : 1];
   const int tx = threadIdx.x, tpr = blockDim.x;
-  const int linear = threadIdx.y * blockDim.x + threadIdx.x;
   const int nvec = static_cast<int>(g.length / V);
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.y;
-  // This thread's word i of buffer b, threads side by side (16-byte lanes: no bank conflicts).
-  const auto staged = [&](int b, int i) -> uint4* { return &stage[(b * Items + i) * warp_block_threads + linear]; };
-  const auto issue = [&](int64_t r, int b) {
-    if (r < g.rows) {
-      int64_t at[sm_slots] = {0, 0, 0};
-      g.outer.offsets(r, at);
-#pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        const int vec = tx + i * tpr;
-        if (vec < nvec) gemm::cp_async_16(gemm::shared_address(staged(b, i)), x + at[0] + vec * V, 16);
-      }
-    }
-    gemm::cp_async_commit();  // possibly empty, so that every thread's groups count alike
-  };
-  int buffer = 0;
-  if constexpr (Async) issue(static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y, 0);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.y; first < g.rows; first += step) {
     const int64_t row = first + threadIdx.y;
     const bool live = row < g.rows;
     int64_t base[sm_slots] = {0, 0, 0};
     if (live) g.outer.offsets(row, base);
     const T* xr = x + base[0];
-    if constexpr (Async) {
-      issue(row + step, buffer ^ 1);
-      gemm::cp_async_wait<1>();
-    }
     float v[Items][V];
     float maxes[Items];
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int vec = tx + i * tpr;
       if (live && vec < nvec) {
-        if constexpr (Async) {
-          unpack_floats<T, V>(*reinterpret_cast<const norm_word<T, V>*>(staged(buffer, i)), v[i]);
-        } else {
-          load_floats<T, V>(xr + vec * V, v[i]);
-        }
+        load_floats<T, V>(xr + vec * V, v[i]);
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j) v[i][j] = -INFINITY;  // padding: adds exp(-inf) = 0
@@ -194,7 +160,6 @@ __global__ void __launch_bounds__(warp_block_threads)
 #pragma unroll
       for (int j = 1; j < V; ++j) maxes[i] = fmaxf(maxes[i], v[i][j]);
     }
-    if constexpr (Async) buffer ^= 1;  // this group's words are in registers; the next is there
     float max = maxes[0];
 #pragma unroll
     for (int i = 1; i < Items; ++i) max = fmaxf(max, maxes[i]);
@@ -827,38 +792,17 @@ void run_rows(cuda_context& ctx, const sm_desc& d, const sm_pointers& q, sm_kind
     const unsigned int wanted = cuda_context::share_blocks(d.rows, block.y);
     const unsigned int blocks =
         blocks_per_sm > 0 ? static_cast<unsigned int>(std::min<int64_t>(wanted, int64_t{sms} * blocks_per_sm)) : wanted;
-    // TESSERA_CUDA_SOFTMAX_ASYNC=n (n > 0): the forward's cp.async form, n groups of rows per block
-    // (see the kernel); 0, the default, the form without.
-    static const int async_groups = launch_override("TESSERA_CUDA_SOFTMAX_ASYNC", 0, 0, 1 << 16);
     const auto warp_launch = [&](auto items_tag) {
       constexpr int Items = decltype(items_tag)::value;
       if (d.backward) {
         softmax_bwd_rows_warp_kernel<T, V, Items><<<blocks, block, 0, ctx.stream()>>>(
             static_cast<const T*>(q.in), static_cast<const T*>(q.dy), static_cast<T*>(q.out), g);
-        return;
-      }
-      const auto forward = [&](auto log, auto async, unsigned int grid) {
-        softmax_fwd_rows_warp_kernel<T, V, Items, decltype(log)::value, decltype(async)::value>
-            <<<grid, block, 0, ctx.stream()>>>(static_cast<const T*>(q.in), static_cast<T*>(q.out), g);
-      };
-      using yes = std::true_type;
-      using no = std::false_type;
-      if constexpr (softmax_async_fits<T, V, Items>) {
-        if (async_groups > 0) {
-          // Each block walks async_groups groups of rows, copying the next while on the current.
-          const unsigned int grid = cuda_context::share_blocks(d.rows, int64_t{block.y} * async_groups);
-          if (d.log) {
-            forward(yes{}, yes{}, grid);
-          } else {
-            forward(no{}, yes{}, grid);
-          }
-          return;
-        }
-      }
-      if (d.log) {
-        forward(yes{}, no{}, blocks);
+      } else if (d.log) {
+        softmax_fwd_rows_warp_kernel<T, V, Items, true><<<blocks, block, 0, ctx.stream()>>>(
+            static_cast<const T*>(q.in), static_cast<T*>(q.out), g);
       } else {
-        forward(no{}, no{}, blocks);
+        softmax_fwd_rows_warp_kernel<T, V, Items, false><<<blocks, block, 0, ctx.stream()>>>(
+            static_cast<const T*>(q.in), static_cast<T*>(q.out), g);
       }
     };
     if (shape.second == warp_short_elements) {

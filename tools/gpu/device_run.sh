@@ -277,8 +277,7 @@ if has variants; then
   # VARIANTS narrows the set: bn_rows softmax_blocks lnorm_rows (decided on 2026-12-03, run 10 of
   # the afternoon), pool_max3x3s2 (3x3/2 max pooling on its own kernels or the tiles, per
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
-  # and the forward pass's blocks per SM), lnorm_async and softmax_async (the layer-norm and
-  # softmax forwards with cp.async row copies), dw_wgrad_chunk (the depthwise backward filter's
+  # and the forward pass's blocks per SM), dw_wgrad_chunk (the depthwise backward filter's
   # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
@@ -306,21 +305,6 @@ if has variants; then
     # The backward's two forms on its own kernel (pooling_max3x3s2.cuh): 1 shuffle, 0 recompute.
     time_variants TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM "1 0" pool_bwd_form '--pool|^--dir=BWD_D mb256ic64'
     test_variant TESSERA_CUDA_POOL_BWD_MAX3X3S2_FORM 0 pool_bwd_form '*Pooling*/cuda'
-  fi
-  if want lnorm_async; then
-    # The layer-norm forward warp kernel with the next row copied by cp.async (layer_norm_kernels.cu),
-    # not yet run on a GPU: its conformance first, then both forms at 4 (the default) and 8 rows
-    # per warp.
-    test_variant TESSERA_CUDA_LNORM_ASYNC 1 lnorm_async '*LayerNorm*/cuda:*RmsNorm*/cuda'
-    time_variants TESSERA_CUDA_LNORM_ASYNC "1 0" lnorm_async '--lnorm'
-    TESSERA_CUDA_LNORM_ROWS_PER_WARP=8 time_variants TESSERA_CUDA_LNORM_ASYNC "1 0" lnorm_async_rpw8 '--lnorm'
-  fi
-  if want softmax_async; then
-    # The softmax forward warp-row kernel with the next group of rows copied by cp.async
-    # (softmax_kernels.cu), not yet run on a GPU: its conformance, then 4 and 8 groups per block
-    # against the form without (0).
-    test_variant TESSERA_CUDA_SOFTMAX_ASYNC 4 softmax_async '*Softmax*/cuda'
-    time_variants TESSERA_CUDA_SOFTMAX_ASYNC "4 8 0" softmax_async '--softmax'
   fi
   if want dw_wgrad_chunk; then
     # The depthwise backward filter's smallest chunk (conv_depthwise_wgrad_plan.hpp): 16 pixels
