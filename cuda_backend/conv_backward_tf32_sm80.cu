@@ -29,6 +29,7 @@
 // device_run.sh variants tf32_dgrad, tf32_wgrad), so they are registered like every other kernel.
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_kernels.hpp"
+#include "conv_igemm_padded_channels.cuh"
 #include "conv_igemm_wave_model.hpp"
 #include "conv_wgrad_partials_reduce.cuh"
 #include "conv_wgrad_split_plan.hpp"
@@ -114,20 +115,24 @@ igemm::wgrad_split_plan split_plan(const igemm::nhwc_geometry& g, int sms) {
   return igemm::plan_wgrad_split(as_flat_gemm(g), tile_m, tile_n, tile_k, 2 * sms);
 }
 
-// CUTLASS's arguments; null pointers when only checking shapes. One split: dw blended in the
-// epilogue. More: "parallel split-K", each split's fp32 partial dw (alpha 1, beta 0) in its own
-// slice of `partials`, which reduce_wgrad_partials then adds in slice order and blends into dw.
+// CUTLASS's arguments for "parallel split-K": each split's fp32 partial dw (alpha 1, beta 0) in its
+// own slice of `partials` (K x R x S x C floats each), for reduce_wgrad_partials to add in slice
+// order and blend into dw. One split writes one slice. Null pointers when only checking shapes.
+wgrad_device::Arguments partial_wgrad_arguments(const igemm::nhwc_geometry& g, const void* x, const void* dy,
+                                                float* partials, int splits) {
+  const auto partial_ref = packed_ref<float>(partials, g.k, g.r, g.s, g.c);
+  return wgrad_device::Arguments(problem_of(g, splits), packed_ref<element>(dy, g.n, g.p, g.q, g.k),
+                                 packed_ref<element>(x, g.n, g.h, g.w, g.c), partial_ref, partial_ref, {1.0f, 0.0f},
+                                 cutlass::conv::SplitKMode::kParallel);
+}
+
+// One split: dw blended in the epilogue; more: the partials above.
 wgrad_device::Arguments wgrad_arguments(const igemm::nhwc_geometry& g, const void* x, const void* dy, void* dw,
                                         float* partials, int splits, float alpha, float beta) {
-  const auto x_ref = packed_ref<element>(x, g.n, g.h, g.w, g.c);
-  const auto dy_ref = packed_ref<element>(dy, g.n, g.p, g.q, g.k);
-  if (splits == 1) {
-    const auto dw_ref = packed_ref<float>(dw, g.k, g.r, g.s, g.c);
-    return wgrad_device::Arguments(problem_of(g, 1), dy_ref, x_ref, dw_ref, dw_ref, {alpha, beta});
-  }
-  const auto partial_ref = packed_ref<float>(partials, g.k, g.r, g.s, g.c);
-  return wgrad_device::Arguments(problem_of(g, splits), dy_ref, x_ref, partial_ref, partial_ref, {1.0f, 0.0f},
-                                 cutlass::conv::SplitKMode::kParallel);
+  if (splits > 1) return partial_wgrad_arguments(g, x, dy, partials, splits);
+  const auto dw_ref = packed_ref<float>(dw, g.k, g.r, g.s, g.c);
+  return wgrad_device::Arguments(problem_of(g, 1), packed_ref<element>(dy, g.n, g.p, g.q, g.k),
+                                 packed_ref<element>(x, g.n, g.h, g.w, g.c), dw_ref, dw_ref, {alpha, beta});
 }
 
 dgrad_device::Arguments dgrad_arguments(const igemm::nhwc_geometry& g, const void* w, const void* dy, void* dx,
@@ -292,11 +297,185 @@ struct dgrad_tf32_traits {
   }
 };
 
+// ---- C not a multiple of 8 (RGB stems) ---------------------------------------------------------
+// The zero-channel staging of the fp16/bf16 backward kernels (conv_igemm_padded_channels.hpp):
+// w (backward data) or x (backward filter) copied with C rounded up to 8 and the extra channels
+// zero, so that every product the kernels above add is one of the real convolution's or zero. Why:
+// fp32 ResNet-50 conv1 (C = 3) at N=32 under TF32 ran on the exact tiled kernels, backward data
+// 78.7 ms against cuDNN's 0.76 and backward filter 0.80 against 0.29 (H200, 2026-12-05). Written
+// after that run without a GPU to run it on: registered only under TESSERA_CUDA_TF32_PADDED_C=1
+// until the H200 conformance run passes them (tools/gpu/device_run.sh variants, tf32_padded_c).
+
+// Why a padded problem is declined, with the padding said; empty when CUTLASS takes it.
+std::string padded_support(const std::string& inner) {
+  return inner.empty() ? inner : "with C padded to a multiple of 8: " + inner;
+}
+
+struct dgrad_tf32_padded_traits {
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardDataArgs;
+  static constexpr const char* name = "conv_bwd_data_igemm_sm80_padded_c_128x128x16_tf32";
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_DATA;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "fp32 backward data on TF32 tensor cores for C not a multiple of 8 (only under TSR_MATH_ALLOW_TF32): w "
+      "copied with C rounded up to 8 (zero channels) into the workspace, CUTLASS's sm80 strided dgrad writes the "
+      "padded dx there in fp32, then dx = alpha * its first C channels + beta * dx (one rounding, fp32); packed "
+      "NHWC dx, KRSC w, NPQK dy; K a multiple of 8; any stride, dilation 1; 1-D and 2-D; deterministic";
+
+  static size_t filter_bytes(const igemm::nhwc_geometry& gp) { return size_t(gp.k) * gp.r * gp.s * gp.c * 4; }
+  static size_t dx_bytes(const igemm::nhwc_geometry& gp) { return size_t(gp.n) * gp.h * gp.w * gp.c * 4; }
+
+  // problem.x describes dx, problem.y describes dy.
+  static std::string support(const problem_type& p) {
+    if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
+    const igemm::conv_view v = igemm::view_of(p);
+    const std::string why = igemm::padded_channels_support(v, TSRP_DATA_FLOAT);
+    if (!why.empty() || element_count(p.x) == 0) return why;
+    const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
+    if (gp.k == 0) return "w has 0 filters: nothing for the tensor cores to reduce";
+    return padded_support(
+        cutlass_2x_support<dgrad_device>(dgrad_arguments(gp, nullptr, nullptr, nullptr, 1.0f, 0.0f), "dgrad"));
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.x) == 0) return 0;
+    const igemm::nhwc_geometry gp = igemm::padded_geometry(igemm::view_of(p));
+    return igemm::align_workspace(filter_bytes(gp)) + igemm::align_workspace(dx_bytes(gp)) +
+           dgrad_device::get_workspace_size(dgrad_arguments(gp, nullptr, nullptr, nullptr, 1.0f, 0.0f));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    const igemm::conv_view v = igemm::view_of(p);
+    const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
+    igemm::gemm_work work = igemm::dgrad_work(gp, tile_k);
+    work.element_bytes = 4;
+    // As the unpadded kernel's, plus dx' written and read back and dx read and written.
+    return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work) +
+           (2.0 * dx_bytes(gp) + 2.0 * dx_bytes(gp) * v.x->dims[1] / gp.c) / 3.5e6;
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.x) == 0) return;
+    require_pointer(a.w, element_count(p.w), "w");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dx, element_count(p.x), "dx");
+    require_pointer(workspace, 1, "workspace");
+    // w and dx are read and written element by element (the staging kernels); dy and the staged
+    // copies in the workspace are CUTLASS's operands.
+    igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
+    igemm::require_16_byte_alignment(workspace, "workspace", wide_accesses);
+    const igemm::conv_view v = igemm::view_of(p);
+    const igemm::nhwc_geometry g = igemm::make_geometry(v), gp = igemm::padded_geometry(v);
+    auto* base = static_cast<uint8_t*>(workspace);
+    auto* filters = reinterpret_cast<float*>(base);
+    auto* padded_dx = reinterpret_cast<float*>(base + igemm::align_workspace(filter_bytes(gp)));
+    void* inner_workspace = base + igemm::align_workspace(filter_bytes(gp)) + igemm::align_workspace(dx_bytes(gp));
+    const int64_t filter_rows = int64_t{g.k} * g.r * g.s;
+    igemm::pad_channels<float><<<igemm::padding_blocks(filter_rows * gp.c, ctx.sm_count()), 256, 0, ctx.stream()>>>(
+        static_cast<const float*>(a.w), filters, filter_rows, g.c, gp.c);
+    check_cuda(cudaGetLastError(), "launching the filter's channel padding");
+    launch_2x<dgrad_device>(dgrad_arguments(gp, filters, a.dy, padded_dx, 1.0f, 0.0f), inner_workspace,
+                            ctx.stream(), "the TF32 backward data (padded channels)");
+    const int64_t pixels = int64_t{g.n} * g.h * g.w;
+    igemm::unpad_channels_blended<float><<<igemm::padding_blocks(pixels * g.c, ctx.sm_count()), 256, 0,
+                                           ctx.stream()>>>(padded_dx, static_cast<float*>(a.dx), pixels, g.c, gp.c,
+                                                           a.alpha, a.beta);
+    check_cuda(cudaGetLastError(), "launching dx's channel unpadding");
+  }
+};
+
+struct wgrad_tf32_padded_traits {
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardFilterArgs;
+  static constexpr const char* name = "conv_bwd_filter_igemm_sm80_padded_c_128x128x16_tf32";
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_FILTER;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "fp32 backward filter on TF32 tensor cores for C not a multiple of 8 (only under TSR_MATH_ALLOW_TF32): x "
+      "copied with C rounded up to 8 (zero channels) into the workspace, CUTLASS's sm80 implicit GEMM writes fp32 "
+      "partial dw slices of the padded filter (parallel split-K), a second kernel adds them in a fixed order and "
+      "keeps the first C channels; packed NHWC x, KRSC dw, NPQK dy; K a multiple of 8; 1-D and 2-D; "
+      "deterministic";
+
+  static size_t x_bytes(const igemm::nhwc_geometry& gp) { return size_t(gp.n) * gp.h * gp.w * gp.c * 4; }
+  static size_t partial_bytes(const igemm::wgrad_split_plan& plan) {
+    return static_cast<size_t>(plan.splits) * plan.slice_elements * sizeof(float);
+  }
+
+  static std::string support(const problem_type& p) {
+    if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
+    const igemm::conv_view v = igemm::view_of(p);
+    const std::string why = igemm::padded_channels_support(v, TSRP_DATA_FLOAT);
+    if (!why.empty() || element_count(p.w) == 0) return why;
+    const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
+    if (int64_t{gp.n} * gp.p * gp.q == 0) return "dy has no pixels (dw = beta * dw): left to the direct kernels";
+    return padded_support(cutlass_2x_support<wgrad_device>(
+        partial_wgrad_arguments(gp, nullptr, nullptr, nullptr, split_plan(gp, igemm::split_planning_sms).splits),
+        "wgrad"));
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.w) == 0) return 0;
+    const igemm::nhwc_geometry gp = igemm::padded_geometry(igemm::view_of(p));
+    if (int64_t{gp.n} * gp.p * gp.q == 0) return 0;
+    return igemm::align_workspace(x_bytes(gp)) + partial_bytes(split_plan(gp, igemm::split_planning_sms));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    const igemm::nhwc_geometry gp = igemm::padded_geometry(igemm::view_of(p));
+    igemm::gemm_work work =
+        igemm::wgrad_work(as_flat_gemm(gp), tile_n, tile_k, split_plan(gp, igemm::model_sms).splits, true);
+    work.element_bytes = 4;
+    // As the unpadded kernel's, plus x' written and read back and x read.
+    return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work) + 3.0 * x_bytes(gp) / 3.5e6;
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.w) == 0) return;
+    require_pointer(a.x, element_count(p.x), "x");
+    require_pointer(a.dy, element_count(p.y), "dy");
+    require_pointer(a.dw, element_count(p.w), "dw");
+    const igemm::conv_view v = igemm::view_of(p);
+    const igemm::nhwc_geometry g = igemm::make_geometry(v), gp = igemm::padded_geometry(v);
+    if (int64_t{gp.n} * gp.p * gp.q == 0) {  // support() declined it: an empty reduction has no CUTLASS grid
+      throw status_error(TSRP_STATUS_NOT_SUPPORTED, "dy has no pixels (dw = beta * dw): left to the direct kernels");
+    }
+    require_pointer(workspace, 1, "workspace");
+    // x and dw are read and written element by element (the staging and reduction kernels); dy and
+    // the staged x and partials in the workspace are CUTLASS's operands.
+    igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
+    igemm::require_16_byte_alignment(workspace, "workspace", wide_accesses);
+    const igemm::wgrad_split_plan plan = split_plan(gp, ctx.sm_count());
+    auto* base = static_cast<uint8_t*>(workspace);
+    auto* padded_x = reinterpret_cast<float*>(base);
+    auto* partials = reinterpret_cast<float*>(base + igemm::align_workspace(x_bytes(gp)));
+    const int64_t pixels = int64_t{g.n} * g.h * g.w;
+    igemm::pad_channels<float><<<igemm::padding_blocks(pixels * gp.c, ctx.sm_count()), 256, 0, ctx.stream()>>>(
+        static_cast<const float*>(a.x), padded_x, pixels, g.c, gp.c);
+    check_cuda(cudaGetLastError(), "launching x's channel padding");
+    // As in the unpadded kernel, CUTLASS's initialize zeroes the partials of a split run first.
+    launch_2x<wgrad_device>(partial_wgrad_arguments(gp, padded_x, a.dy, partials, plan.splits), partials,
+                            ctx.stream(), "the TF32 backward filter (padded channels)");
+    constexpr int threads = 256;
+    const int64_t elements = element_count(p.w);  // K x R x S x C: the padded slices' first C channels
+    const auto blocks = static_cast<unsigned int>(
+        std::clamp<int64_t>((elements + threads - 1) / threads, 1, int64_t{ctx.sm_count()} * 8));
+    reduce_wgrad_partials_dropping_channels<float><<<blocks, threads, 0, ctx.stream()>>>(
+        partials, static_cast<float*>(a.dw), elements, plan.slice_elements, plan.splits, g.c, gp.c, a.alpha, a.beta);
+    check_cuda(cudaGetLastError(), "launching the TF32 backward filter's split reduction (padded channels)");
+  }
+};
+
 }  // namespace
 
 void add_conv_backward_tf32_kernels(kernel_list& out) {
   out.push_back(make_kernel<dgrad_tf32_traits>());
   out.push_back(make_kernel<wgrad_tf32_traits>());
+  if (launch_override("TESSERA_CUDA_TF32_PADDED_C", 0, 0, 1) == 1) {
+    out.push_back(make_kernel<dgrad_tf32_padded_traits>());
+    out.push_back(make_kernel<wgrad_tf32_padded_traits>());
+  }
 }
 
 }  // namespace tessera::cuda

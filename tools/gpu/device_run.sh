@@ -280,7 +280,8 @@ if has variants; then
   # direction, and the backward's two forms), bn_passes (the batch-norm dx pass's rows in flight
   # and the forward pass's blocks per SM), dw_wgrad_chunk (the depthwise backward filter's
   # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
-  # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's). The lean
+  # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
+  # tf32_padded_c (the same for C not a multiple of 8). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -344,6 +345,15 @@ if has variants; then
     # conformance phase.)
     tf32_suite tf32_backward resnet50_bwd_data
     tf32_suite tf32_backward resnet50_bwd_filter
+  fi
+  if want tf32_padded_c; then
+    # fp32 backward data and filter for C not a multiple of 8 (RGB stems) on the TF32 tensor cores,
+    # with zero channels (conv_backward_tf32_sm80.cu), registered only under
+    # TESSERA_CUDA_TF32_PADDED_C=1 and not yet run on a GPU: the family's backward sweeps and TF32
+    # tests, then ResNet-50's backward suites (conv1 is the C = 3 line) beside cuDNN.
+    test_variant TESSERA_CUDA_TF32_PADDED_C 1 tf32_padded_c '*ConvolutionFamily*.backward*/cuda:*tf32*/cuda'
+    TESSERA_CUDA_TF32_PADDED_C=1 tf32_suite tf32_padded_c resnet50_bwd_data
+    TESSERA_CUDA_TF32_PADDED_C=1 tf32_suite tf32_padded_c resnet50_bwd_filter
   fi
   if want bn_passes; then
     # The batch-norm backward's dx pass with its plain case two rows (the default) or one row at a
