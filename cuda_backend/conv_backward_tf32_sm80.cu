@@ -168,6 +168,21 @@ const char* const tf32_math_reason =
     "fp32 backward convolutions run on the TF32 tensor cores only when the handle's math mode is "
     "TSR_MATH_ALLOW_TF32 (tsrSetMathMode); exact fp32 runs on the direct kernels";
 
+// The strided dgrad's GEMM work: each CTA runs one phase of dx, which meets only the taps that
+// land on it, about ceil(R / stride) x ceil(S / stride) of them (dgrad_work counts all R x S).
+igemm::gemm_work strided_dgrad_work(const igemm::nhwc_geometry& g) {
+  igemm::gemm_work work = igemm::dgrad_work(g, tile_k);
+  work.k_iterations = std::ceil(double(g.r) / g.stride[0]) * std::ceil(double(g.s) / g.stride[1]) *
+                      std::ceil(double(g.k) / tile_k);
+  work.element_bytes = 4;
+  return work;
+}
+
+// Named before CUTLASS's can_implement, which would only say "Error Not Supported".
+const char* const dgrad_dilation_reason =
+    "dilation above 1: CUTLASS's strided dgrad takes dilation 1 only (unit-stride dilated problems have the "
+    "TF32 forward form, conv_bwd_data_igemm_sm90_fprop_form_128x128x32_tf32)";
+
 // What the 16-byte alignment of every operand is for, in the reasons (CUTLASS 2.x loads 128 bits).
 const char* const wide_accesses = "the 128-bit accesses of this kernel";
 
@@ -231,7 +246,7 @@ struct wgrad_tf32_traits {
       return;
     }
     require_pointer(workspace, 1, "workspace");
-    igemm::require_16_byte_alignment(workspace, "workspace", wide_accesses);  // the partials: 128-bit stores, float4 reads
+    igemm::require_aligned_workspace(workspace, "the fp32 partial sums' 128-bit stores and loads");
     auto* partials = static_cast<float*>(workspace);
     // CUTLASS's initialize zeroes `workspace` for a split run (its size, get_workspace_size, is the
     // partials'): given the partials themselves, that memset is the only cost of its bookkeeping.
@@ -265,6 +280,7 @@ struct dgrad_tf32_traits {
     if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
     return igemm::backward_support(p, TSRP_DATA_FLOAT, p.x, [](const igemm::nhwc_geometry& g) -> std::string {
       if (g.k == 0) return "w has 0 filters: nothing for the tensor cores to reduce";
+      if (g.dilation[0] != 1 || g.dilation[1] != 1) return dgrad_dilation_reason;
       return cutlass_2x_support<dgrad_device>(dgrad_arguments(g, nullptr, nullptr, nullptr, 1.0f, 0.0f), "dgrad");
     });
   }
@@ -277,8 +293,7 @@ struct dgrad_tf32_traits {
 
   static double estimate_us(const problem_type& p) {
     const igemm::nhwc_geometry g = igemm::make_geometry(igemm::view_of(p));
-    igemm::gemm_work work = igemm::dgrad_work(g, tile_k);
-    work.element_bytes = 4;
+    const igemm::gemm_work work = strided_dgrad_work(g);
     // mma.sync reaches about half the rate of wgmma at these tiles: counted as twice the time.
     return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work);
   }
@@ -331,9 +346,12 @@ struct dgrad_tf32_padded_traits {
     if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
     const igemm::conv_view v = igemm::view_of(p);
     const std::string why = igemm::padded_channels_support(v, TSRP_DATA_FLOAT);
-    if (!why.empty() || element_count(p.x) == 0) return why;
+    if (!why.empty()) return why;
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    if (element_count(p.x) == 0) return {};
     const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
     if (gp.k == 0) return "w has 0 filters: nothing for the tensor cores to reduce";
+    if (gp.dilation[0] != 1 || gp.dilation[1] != 1) return dgrad_dilation_reason;
     return padded_support(
         cutlass_2x_support<dgrad_device>(dgrad_arguments(gp, nullptr, nullptr, nullptr, 1.0f, 0.0f), "dgrad"));
   }
@@ -348,8 +366,7 @@ struct dgrad_tf32_padded_traits {
   static double estimate_us(const problem_type& p) {
     const igemm::conv_view v = igemm::view_of(p);
     const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
-    igemm::gemm_work work = igemm::dgrad_work(gp, tile_k);
-    work.element_bytes = 4;
+    const igemm::gemm_work work = strided_dgrad_work(gp);
     // As the unpadded kernel's, plus dx' written and read back and dx read and written.
     return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work) +
            (2.0 * dx_bytes(gp) + 2.0 * dx_bytes(gp) * v.x->dims[1] / gp.c) / 3.5e6;
@@ -364,7 +381,7 @@ struct dgrad_tf32_padded_traits {
     // w and dx are read and written element by element (the staging kernels); dy and the staged
     // copies in the workspace are CUTLASS's operands.
     igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
-    igemm::require_16_byte_alignment(workspace, "workspace", wide_accesses);
+    igemm::require_aligned_workspace(workspace, "the staged w and dx, CUTLASS's operands,");
     const igemm::conv_view v = igemm::view_of(p);
     const igemm::nhwc_geometry g = igemm::make_geometry(v), gp = igemm::padded_geometry(v);
     auto* base = static_cast<uint8_t*>(workspace);
@@ -407,7 +424,9 @@ struct wgrad_tf32_padded_traits {
     if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
     const igemm::conv_view v = igemm::view_of(p);
     const std::string why = igemm::padded_channels_support(v, TSRP_DATA_FLOAT);
-    if (!why.empty() || element_count(p.w) == 0) return why;
+    if (!why.empty()) return why;
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    if (element_count(p.w) == 0) return {};
     const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
     if (int64_t{gp.n} * gp.p * gp.q == 0) return "dy has no pixels (dw = beta * dw): left to the direct kernels";
     return padded_support(cutlass_2x_support<wgrad_device>(
@@ -445,7 +464,7 @@ struct wgrad_tf32_padded_traits {
     // x and dw are read and written element by element (the staging and reduction kernels); dy and
     // the staged x and partials in the workspace are CUTLASS's operands.
     igemm::require_16_byte_alignment(a.dy, "dy", wide_accesses);
-    igemm::require_16_byte_alignment(workspace, "workspace", wide_accesses);
+    igemm::require_aligned_workspace(workspace, "the staged x and the fp32 partial sums, CUTLASS's operands,");
     const igemm::wgrad_split_plan plan = split_plan(gp, ctx.sm_count());
     auto* base = static_cast<uint8_t*>(workspace);
     auto* padded_x = reinterpret_cast<float*>(base);

@@ -206,6 +206,15 @@ inline void require_16_byte_alignment(const void* pointer, const char* name, con
   }
 }
 
+// BAD_PARAM unless the caller's workspace is 16-byte aligned, which `needed_by` needs: unlike an
+// operand's alignment (a kernel's limit, which another kernel may not have), the workspace is sized
+// for the kernel asked for, and every allocator gives at least 16.
+inline void require_aligned_workspace(const void* workspace, const char* needed_by) {
+  if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
+    throw status_error(TSRP_STATUS_BAD_PARAM, std::string("workspace is not 16-byte aligned (") + needed_by + " need it)");
+  }
+}
+
 // NOT_SUPPORTED unless `pointer` is 16-byte aligned, which TMA descriptors need.
 inline void require_tma_alignment(const void* pointer, const char* name) {
   require_16_byte_alignment(pointer, name, "the TMA descriptors");

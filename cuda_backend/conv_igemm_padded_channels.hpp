@@ -36,6 +36,9 @@ inline std::string padded_channels_support(const conv_view& v, int32_t element) 
     return "flipped-filter (convolution) mode not supported: cross-correlation only";
   }
   if (v.x->ndims < 3 || v.w->ndims < 3) return "x and w need a channel dim and at least one spatial dim";
+  // Before the rounding below, which would make a mismatch (x's C = 5, w's C = 3) look like a match
+  // and the staging read past w.
+  if (v.w->dims[1] != v.x->dims[1]) return "w's channels (dim 1) differ from x's: one group only";
   if (v.x->dims[1] % 8 == 0) return "C is a multiple of 8: the kernels without channel padding take it";
   if (v.x->dims[1] < 1 || v.x->dims[1] > (int64_t{1} << 20)) return "x's channels are outside what padding serves";
   if (!is_packed_channels_last(*v.x)) return "x is not packed channels-last (NHWC)";

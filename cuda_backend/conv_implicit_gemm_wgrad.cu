@@ -138,9 +138,7 @@ struct split_k_wgrad_traits {
     if (element_count(p.w) == 0) return;
     require_wgrad_operands(p, a);
     require_pointer(workspace, 1, "workspace");
-    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
-      throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (the fp32 partial sums need it)");
-    }
+    igemm::require_aligned_workspace(workspace, "the fp32 partial sums");
     split::run(igemm::make_geometry(igemm::view_of(p)), a.x, a.dy, a.dw, a.alpha, a.beta, workspace,
                std::max(ctx.sm_count(), 1), ctx.stream());
   }
@@ -181,10 +179,7 @@ struct padded_wgrad_traits {
     require_pointer(a.dw, element_count(p.w), "dw");
     require_pointer(workspace, 1, "workspace");
     igemm::require_tma_alignment(a.dy, "dy");  // x is staged: any alignment
-    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
-      throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (the staged x and the fp32 partial "
-                                                "sums need it)");
-    }
+    igemm::require_aligned_workspace(workspace, "the staged x and the fp32 partial sums");
     padded::run(igemm::view_of(p), a.x, a.dy, a.dw, a.alpha, a.beta, workspace, std::max(ctx.sm_count(), 1),
                 ctx.stream());
   }

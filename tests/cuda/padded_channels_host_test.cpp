@@ -80,6 +80,16 @@ TEST(PaddedChannels, declines_with_the_reason) {
     EXPECT_NE(igemm::padded_channels_support(s.view(), TSRP_DATA_HALF).find("filters (K)"), std::string::npos);
   }
   {
+    stem s;  // w's C = 3 against x's 5: both round up to 8, yet the staging would read past w
+    s.x = nhwc(TSRP_DATA_HALF, 2, 5, 224, 224);
+    EXPECT_NE(igemm::padded_channels_support(s.view(), TSRP_DATA_HALF).find("w's channels"), std::string::npos);
+  }
+  {
+    stem s;  // fp32 stems are taken for the TF32 kernels' zero-channel forms
+    s.x.data_type = s.w.data_type = s.y.data_type = TSRP_DATA_FLOAT;
+    EXPECT_EQ(igemm::padded_channels_support(s.view(), TSRP_DATA_FLOAT), "");
+  }
+  {
     stem s;  // fp32 is not the tensor cores' fp16 kernel
     s.x.data_type = s.w.data_type = s.y.data_type = TSRP_DATA_FLOAT;
     EXPECT_NE(igemm::padded_channels_support(s.view(), TSRP_DATA_HALF).find("data type"), std::string::npos);
