@@ -73,6 +73,11 @@ const conv_shape k_shapes[] = {
   // dilated transformed padding (pads (4, 2) and (0, 1); (1, 3) in 1-D).
   {"aligned_dilated_asymmetric", 2, 1, 8,  16, 1, {9,10,0},  {3,3,0},   {1,1,0},   {0,2,0},   {2,1,0},   {2,1,0}},
   {"aligned_one_d_asymmetric",   1, 2, 8,  8,  1, {21,0,0},  {5,0,0},   {1,0,0},   {3,0,0},   {1,0,0},   {1,0,0}},
+  // C not a multiple of 8 but K one, beyond the 7x7/2 stems: unit stride with C = 12 (16 after
+  // padding: a second group of zero channels), and 1-D strided with asymmetric padding, for the
+  // CUDA zero-channel backward kernels.
+  {"padded_c12_unit_stride",     2, 2, 12, 16, 1, {10,9,0},  {3,3,0},   {1,1,0},   {1,0,0},   {1,2,0},   {1,1,0}},
+  {"padded_c5_one_d_strided",    1, 3, 5,  8,  1, {17,0,0},  {3,0,0},   {2,0,0},   {2,0,0},   {0,0,0},   {1,0,0}},
 };
 // clang-format on
 
