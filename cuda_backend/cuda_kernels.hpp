@@ -20,6 +20,7 @@ const tsrpKernel& conv_fwd_direct_kernel() noexcept;  // conv_fwd_direct.cu
 
 void add_conv_implicit_gemm_kernels(kernel_list& out);  // conv_implicit_gemm*.cu: tensor-core conv
 void add_conv_backward_kernels(kernel_list& out);       // conv_backward_direct.cu: bwd data/filter/bias
+void add_conv_dgrad_kernel_stride_kernels(kernel_list& out);  // conv_dgrad_kernel_stride.cu: up-convolutions
 void add_conv_fused_kernels(kernel_list& out);          // conv_bias_activation_direct.cu, int8 forward
 void add_pooling_kernels(kernel_list& out);             // pooling_kernels.cu
 void add_softmax_kernels(kernel_list& out);             // softmax_kernels.cu

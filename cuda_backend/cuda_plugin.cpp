@@ -74,6 +74,7 @@ tsrpStatus_t entry(const tsrpHostOffer* offer, tsrpPluginDesc* desc) {
     add_conv_implicit_gemm_kernels(list);    // tensor-core kernels first: tried before the direct one
     add_conv_depthwise_kernels(list);        // before the direct kernels, which take any grouping
     add_conv_depthwise_wgrad_kernels(list);  // the same, before conv_bwd_filter_tiled
+    add_conv_dgrad_kernel_stride_kernels(list);  // up-convolutions, before conv_bwd_data_tiled
     list.push_back(conv_fwd_direct_kernel());
     add_conv_fused_kernels(list);
     add_conv_backward_kernels(list);

@@ -78,6 +78,11 @@ const conv_shape k_shapes[] = {
   // CUDA zero-channel backward kernels.
   {"padded_c12_unit_stride",     2, 2, 12, 16, 1, {10,9,0},  {3,3,0},   {1,1,0},   {1,0,0},   {1,2,0},   {1,1,0}},
   {"padded_c5_one_d_strided",    1, 3, 5,  8,  1, {17,0,0},  {3,0,0},   {2,0,0},   {2,0,0},   {0,0,0},   {1,0,0}},
+  // Filters that tile dx exactly (extent = stride, no padding before): the up-convolutions of
+  // U-Nets as backward data, an odd width whose last column no window reaches, and 3-D with a
+  // window half past dx (padding after) for the CUDA GEMM-and-gather kernel.
+  {"up_conv_2x2_s2",             2, 2, 8,  16, 1, {8,7,0},   {2,2,0},   {2,2,0},   {0,0,0},   {0,0,0},   {1,1,0}},
+  {"up_conv_3d_2x2x2_s2",        3, 1, 8,  8,  1, {5,6,4},   {2,2,2},   {2,2,2},   {0,0,0},   {1,0,0},   {1,1,1}},
 };
 // clang-format on
 

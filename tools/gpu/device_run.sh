@@ -281,7 +281,8 @@ if has variants; then
   # and the forward pass's blocks per SM), dw_wgrad_chunk (the depthwise backward filter's
   # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
-  # tf32_padded_c (the same for C not a multiple of 8). The lean
+  # tf32_padded_c (the same for C not a multiple of 8), dgrad_kernel_stride (up-convolutions as a
+  # GEMM and a gather). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -322,6 +323,20 @@ if has variants; then
     env TESSERA_CUDA_DW_WGRAD_MIN_CHUNK=4 timeout $(lim 90) "$c/bin/tessera-bench" --mode=C --backend=cuda \
         --batch="$c/suites/cuda_own_kernels_small.txt" > "$out/variant_dw_wgrad_chunk_4_correctness.txt" 2>&1
     row "dw_wgrad_chunk 4 correctness" "rc=$? $(tail -1 "$out/variant_dw_wgrad_chunk_4_correctness.txt")"
+  fi
+  if want dgrad_kernel_stride; then
+    # Up-convolutions (filter = stride) as one GEMM and a gather (conv_dgrad_kernel_stride.cu),
+    # registered only under TESSERA_CUDA_DGRAD_KERNEL_STRIDE=1 and not yet run on a GPU: the
+    # family's backward-data sweep (its up_conv_* shapes), then the 3-D U-Net's three
+    # up-convolutions, fp16 channels-last, beside cuDNN with and without it (checked against the
+    # reference in --mode=CP).
+    test_variant TESSERA_CUDA_DGRAD_KERNEL_STRIDE 1 dgrad_kernel_stride '*ConvolutionFamily*.backward_data*/cuda'
+    { echo "--conv --dir=BWD_D"; grep -E 'kd2sd2_nunet3d:up' "$c/suites/unet3d.txt"; } > "$out/up_convolutions.txt"
+    for v in 1 0; do
+      env TESSERA_CUDA_DGRAD_KERNEL_STRIDE=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=CP --dt=f16 --tag=nhwc \
+          --backend=cuda,cudnn --batch="$out/up_convolutions.txt" > "$out/variant_dgrad_kernel_stride_$v.txt" 2>&1
+      row "dgrad_kernel_stride $v" "rc=$? $(grep -oE 'ratio [0-9.]+' "$out/variant_dgrad_kernel_stride_$v.txt" | tr '\n' ' ') $(tail -1 "$out/variant_dgrad_kernel_stride_$v.txt" | cut -c1-50)"
+    done
   fi
   if want rnn_split; then
     # The forward's recurrent GEMM in k-slices (TESSERA_CUDA_RNN_RECURRENT_SPLIT, rnn_kernels.cu),

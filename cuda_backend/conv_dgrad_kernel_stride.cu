@@ -1,0 +1,140 @@
+// "conv_bwd_data_gemm_kernel_stride": backward data when the filter tiles dx exactly (extent =
+// stride, no padding before, no dilation; conv_dgrad_kernel_stride.hpp says why that is one GEMM):
+// Z = dy x w on the GEMM engine's tensor cores (fp32 Z in the workspace), then one gather that
+// writes every dx element once, alpha * Z (or 0 where no window reaches) + beta * dx, rounded once.
+// Written on 2026-12-05 without a GPU to run it on: registered only under
+// TESSERA_CUDA_DGRAD_KERNEL_STRIDE=1 until the H200 conformance run passes it
+// (tools/gpu/device_run.sh variants, dgrad_kernel_stride).
+#include "conv_dgrad_kernel_stride.hpp"
+#include "cuda_kernels.hpp"
+#include "element_types.cuh"
+#include "gemm_engine.hpp"
+#include "kernel_glue.hpp"
+#include "launch_overrides.hpp"
+#include "tensor_layout.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace tessera::cuda {
+namespace {
+
+namespace ks = kernel_stride;
+
+// dx[i] = alpha * Z[z_source(i)] (0 where there is none) + beta * dx[i]; consecutive threads take
+// consecutive channels, so both Z's reads and dx's writes are coalesced.
+template <typename T>
+__global__ void gather_dx(const float* __restrict__ z, T* __restrict__ dx, ks::plan q, float alpha, float beta) {
+  const int64_t elements = q.dx_elements();
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elements;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t source = ks::z_source(q, i);
+    store_blended(dx + i, source < 0 ? 0.0f : z[source], alpha, beta);
+  }
+}
+
+// The GEMM: Z (M x T*C, fp32) = dy (M x K, rows of K channels) times w (K x T*C: packed KRSC w
+// row by row). Null data when only asking whether the engine takes it.
+gemm_problem z_gemm(const tsrpConvolutionProblem& p, const ks::plan& q, const void* dy, const void* w, float* z) {
+  gemm_problem g;
+  g.m = q.m;
+  g.n = q.z_columns();
+  g.k = q.k;
+  g.a = {dy, p.y.data_type, q.k, 1, 0};
+  g.b = {w, p.w.data_type, q.z_columns(), 1, 0};
+  g.c = {z, TSRP_DATA_FLOAT, q.z_columns(), 1, 0};
+  g.alpha = 1.0f;
+  g.beta = 0.0f;
+  g.allow_tf32 = p.math_mode == TSRP_MATH_ALLOW_TF32;
+  return g;
+}
+
+size_t z_bytes(const ks::plan& q) { return static_cast<size_t>(q.m) * static_cast<size_t>(q.z_columns()) * 4; }
+
+struct dgrad_kernel_stride_traits {
+  using problem_type = tsrpConvolutionProblem;
+  using args_type = tsrpConvolutionBackwardDataArgs;
+  static constexpr const char* name = "conv_bwd_data_gemm_kernel_stride";
+  static constexpr int32_t operation = TSRP_OP_CONVOLUTION_BACKWARD_DATA;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "filter extent equal to the stride, no padding before, dilation 1 (transposed 'up' convolutions): one GEMM "
+      "of dy and w (the GEMM engine: fp16/bf16 tensor cores, fp32 exact or TF32 as the math mode allows) into "
+      "fp32 in the workspace, then a gather writing each dx element once with one rounding; packed "
+      "channels-last dx, w and dy; 1-3 spatial dims; fixed summation order: bitwise reproducible";
+
+  // problem.x describes dx, problem.y describes dy.
+  static std::string support(const problem_type& p) {
+    std::string why = ks::support(p);
+    if (!why.empty()) return why;
+    if (!is_floating_storage(p.x.data_type) || p.w.data_type != p.x.data_type || p.y.data_type != p.x.data_type) {
+      return std::string("dx, w and dy must share one of f32, f16, bf16 (got ") + data_type_name(p.x.data_type) +
+             ", " + data_type_name(p.w.data_type) + ", " + data_type_name(p.y.data_type) + ")";
+    }
+    if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
+    if (element_count(p.x) == 0 || element_count(p.y) == 0) return {};
+    const ks::plan q = ks::plan_of(p);
+    if (const char* engine = gemm_unsupported_reason(z_gemm(p, q, nullptr, nullptr, nullptr))) {
+      return std::string("the GEMM of dy and w: ") + engine;
+    }
+    return {};
+  }
+
+  static size_t workspace(const problem_type& p) {
+    if (element_count(p.x) == 0 || element_count(p.y) == 0) return 0;
+    return z_bytes(ks::plan_of(p));
+  }
+
+  static double estimate_us(const problem_type& p) {
+    const ks::plan q = ks::plan_of(p);
+    const double flops = 2.0 * q.m * q.z_columns() * q.k;
+    const double element = p.x.data_type == TSRP_DATA_FLOAT ? 4.0 : 2.0;
+    // The engine's mma.sync tiles at ~100 TFLOP/s (fp32 without TF32 at ~20), Z written and read
+    // back, dy and w read, dx written (and read when blended), at ~3.5 TB/s.
+    const double rate = p.x.data_type == TSRP_DATA_FLOAT && p.math_mode != TSRP_MATH_ALLOW_TF32 ? 20e6 : 100e6;
+    const double bytes = 2.0 * z_bytes(q) + element * (q.m * q.k + q.k * q.z_columns() + 2.0 * q.dx_elements());
+    return 5.0 + flops / rate + bytes / 3.5e6;
+  }
+
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    if (element_count(p.x) == 0) return;
+    require_pointer(a.dx, element_count(p.x), "dx");
+    const ks::plan q = ks::plan_of(p);
+    const cudaStream_t stream = ctx.stream();
+    float* z = nullptr;
+    if (element_count(p.y) != 0) {  // with no outputs every dx element is beta * dx
+      require_pointer(a.w, element_count(p.w), "w");
+      require_pointer(a.dy, element_count(p.y), "dy");
+      require_pointer(workspace, 1, "workspace");
+      if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
+        throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (Z's fp32 rows need it)");
+      }
+      z = static_cast<float*>(workspace);
+      launch_gemm(z_gemm(p, q, a.dy, a.w, z), stream);
+    }
+    const int64_t elements = q.dx_elements();
+    constexpr int threads = 256;
+    const auto blocks = static_cast<unsigned int>(
+        std::clamp<int64_t>((elements + threads - 1) / threads, 1, int64_t{std::max(ctx.sm_count(), 1)} * 16));
+    ks::plan gathered = q;
+    if (z == nullptr) gathered.dy[0] = 0;  // no source anywhere: z_source is -1 for every element
+    dispatch_storage_type(p.x.data_type, [&](auto tag) {
+      using T = decltype(tag);
+      gather_dx<T><<<blocks, threads, 0, stream>>>(z, static_cast<T*>(a.dx), gathered, a.alpha, a.beta);
+    });
+    check_cuda(cudaGetLastError(), "launching the kernel-stride dgrad's gather");
+  }
+};
+
+}  // namespace
+
+void add_conv_dgrad_kernel_stride_kernels(kernel_list& out) {
+  if (launch_override("TESSERA_CUDA_DGRAD_KERNEL_STRIDE", 0, 0, 1) == 1) {
+    out.push_back(make_kernel<dgrad_kernel_stride_traits>());
+  }
+}
+
+}  // namespace tessera::cuda
