@@ -1,7 +1,9 @@
 // "conv_bwd_data_gemm_kernel_stride": backward data when the filter tiles dx exactly (extent =
 // stride, no padding before, no dilation; conv_dgrad_kernel_stride.hpp says why that is one GEMM):
-// Z = dy x w on the GEMM engine's tensor cores (fp32 Z in the workspace), then one gather that
-// writes every dx element once, alpha * Z (or 0 where no window reaches) + beta * dx, rounded once.
+// Z = dy x w on the GEMM engine's tensor cores (fp32 Z in the workspace), then a scatter of Z's rows
+// (one warp per dy pixel and tap: the index arithmetic once per row, not per element) that writes
+// every dx element a window reaches once, alpha * Z + beta * dx, rounded once; the elements no
+// window reaches (extents past P * stride) get 0 * alpha + beta * dx in a pass of their own.
 // Written on 2026-12-05 without a GPU to run it on: registered only under
 // TESSERA_CUDA_DGRAD_KERNEL_STRIDE=1 until the H200 conformance run passes it
 // (tools/gpu/device_run.sh variants, dgrad_kernel_stride).
@@ -24,15 +26,32 @@ namespace {
 
 namespace ks = kernel_stride;
 
-// dx[i] = alpha * Z[z_source(i)] (0 where there is none) + beta * dx[i]; consecutive threads take
-// consecutive channels, so both Z's reads and dx's writes are coalesced.
+// Z's rows to dx: one warp per row (a dy pixel and a tap: C contiguous fp32 values in Z, C
+// contiguous elements of one dx pixel), the row's dx pixel worked out once by all its lanes, then
+// dx = alpha * Z + beta * dx across the channels. Every dx element a window reaches is written by
+// exactly one row.
 template <typename T>
-__global__ void gather_dx(const float* __restrict__ z, T* __restrict__ dx, ks::plan q, float alpha, float beta) {
+__global__ void scatter_rows(const float* __restrict__ z, T* __restrict__ dx, ks::plan q, float alpha, float beta) {
+  const int lane = threadIdx.x % 32;
+  const int64_t rows = q.m * q.t;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / 32);
+  for (int64_t row = blockIdx.x * int64_t{blockDim.x / 32} + threadIdx.x / 32; row < rows; row += warps) {
+    const int64_t pixel = ks::dx_pixel(q, row);
+    if (pixel < 0) continue;
+    const float* source = z + row * q.c;
+    T* target = dx + pixel * q.c;
+    for (int64_t c = lane; c < q.c; c += 32) store_blended(target + c, source[c], alpha, beta);
+  }
+}
+
+// The dx elements no window reaches (only when has_unreached, or when dy is empty): 0 * alpha +
+// beta * dx, the blend every output follows.
+template <typename T>
+__global__ void blend_unreached(T* __restrict__ dx, ks::plan q, float alpha, float beta) {
   const int64_t elements = q.dx_elements();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elements;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t source = ks::z_source(q, i);
-    store_blended(dx + i, source < 0 ? 0.0f : z[source], alpha, beta);
+    if (ks::z_source(q, i) < 0) store_blended(dx + i, 0.0f, alpha, beta);
   }
 }
 
@@ -63,7 +82,7 @@ struct dgrad_kernel_stride_traits {
   static constexpr const char* notes =
       "filter extent equal to the stride, no padding before, dilation 1 (transposed 'up' convolutions): one GEMM "
       "of dy and w (the GEMM engine: fp16/bf16 tensor cores, fp32 exact or TF32 as the math mode allows) into "
-      "fp32 in the workspace, then a gather writing each dx element once with one rounding; packed "
+      "fp32 in the workspace, then a scatter of its rows writing each dx element once with one rounding; packed "
       "channels-last dx, w and dy; 1-3 spatial dims; fixed summation order: bitwise reproducible";
 
   // problem.x describes dx, problem.y describes dy.
@@ -115,17 +134,26 @@ struct dgrad_kernel_stride_traits {
       z = static_cast<float*>(workspace);
       launch_gemm(z_gemm(p, q, a.dy, a.w, z), stream);
     }
-    const int64_t elements = q.dx_elements();
     constexpr int threads = 256;
-    const auto blocks = static_cast<unsigned int>(
-        std::clamp<int64_t>((elements + threads - 1) / threads, 1, int64_t{std::max(ctx.sm_count(), 1)} * 16));
-    ks::plan gathered = q;
-    if (z == nullptr) gathered.dy[0] = 0;  // no source anywhere: z_source is -1 for every element
+    const int64_t most_blocks = int64_t{std::max(ctx.sm_count(), 1)} * 16;
     dispatch_storage_type(p.x.data_type, [&](auto tag) {
       using T = decltype(tag);
-      gather_dx<T><<<blocks, threads, 0, stream>>>(z, static_cast<T*>(a.dx), gathered, a.alpha, a.beta);
+      T* dx = static_cast<T*>(a.dx);
+      if (z != nullptr) {
+        const int64_t rows = q.m * q.t;
+        const auto blocks = static_cast<unsigned int>(std::clamp<int64_t>((rows + 7) / 8, 1, most_blocks));
+        scatter_rows<T><<<blocks, threads, 0, stream>>>(z, dx, q, a.alpha, a.beta);
+      }
+      if (z == nullptr || ks::has_unreached(q)) {
+        ks::plan unreached = q;
+        if (z == nullptr) unreached.dy[0] = 0;  // no outputs: every element is unreached
+        const int64_t elements = q.dx_elements();
+        const auto blocks =
+            static_cast<unsigned int>(std::clamp<int64_t>((elements + threads - 1) / threads, 1, most_blocks));
+        blend_unreached<T><<<blocks, threads, 0, stream>>>(dx, unreached, a.alpha, a.beta);
+      }
     });
-    check_cuda(cudaGetLastError(), "launching the kernel-stride dgrad's gather");
+    check_cuda(cudaGetLastError(), "launching the kernel-stride dgrad's scatter");
   }
 };
 

@@ -4,7 +4,7 @@
 // at most one output:
 //   dx[n, d, c] = sum_k dy[n, d / s, k] * w[k, d % s, c]   (per spatial dim; 0 where d / s >= P),
 // so the whole operation is one GEMM, Z = dy (M x K, M = N * P...) times w seen as a K x (T * C)
-// matrix (T = the filter's taps; packed KRSC w is that matrix row by row), and a gather that puts
+// matrix (T = the filter's taps; packed KRSC w is that matrix row by row), and a scatter that puts
 // Z's element (m, t * C + c) at dx's (n, P-index * s + t-index, c), blending alpha and beta once.
 // Why: these problems ran on the tiled direct kernel at 0.06-0.16x cuDNN's speed (3-D U-Net, H200,
 // 2026-12-03). Any element type the GEMM engine takes; packed channels-last dx, w and dy; 1 to 3
@@ -21,7 +21,7 @@
 #include <limits>
 #include <string>
 
-// The index arithmetic runs in the gather kernel and in the host test alike.
+// The index arithmetic runs in the kernels and in the host test alike.
 #if defined(__CUDACC__)
 #define TESSERA_KERNEL_STRIDE_HD __host__ __device__
 #else
@@ -59,7 +59,8 @@ inline plan plan_of(const tsrpConvolutionProblem& p) {
 }
 
 // Where dx element `index` (packed channels-last, C fastest) takes its value from: Z's flat
-// index, or -1 when no output's window reaches it (its value is then 0 before the blend).
+// index, or -1 when no output's window reaches it (its value is then 0 before the blend). The
+// inverse of dx_pixel below, element by element; the kernel uses it for the unreached elements.
 TESSERA_KERNEL_STRIDE_HD inline int64_t z_source(const plan& q, int64_t index) {
   const int64_t c = index % q.c;
   int64_t pixel = index / q.c;
@@ -76,6 +77,32 @@ TESSERA_KERNEL_STRIDE_HD inline int64_t z_source(const plan& q, int64_t index) {
   }
   const int64_t m = pixel * out_scale + out;  // pixel is now n
   return m * q.z_columns() + tap * q.c + c;
+}
+
+// The scatter's view (what the kernel runs): row r of Z is dy pixel m = r / T and tap r % T; the
+// dx pixel (flat index over N and dx's spatial dims, channels apart) it lands on, or -1 when the
+// tap falls past dx (padding after). Each dx pixel is some row's at most once.
+TESSERA_KERNEL_STRIDE_HD inline int64_t dx_pixel(const plan& q, int64_t row) {
+  int64_t m = row / q.t, tap = row % q.t;
+  int64_t pixel = 0, scale = 1;
+  for (int i = 2; i >= 0; --i) {
+    const int64_t o = m % q.dy[i], t = tap % q.taps[i];
+    m /= q.dy[i];
+    tap /= q.taps[i];
+    const int64_t d = o * q.taps[i] + t;
+    if (d >= q.dx[i]) return -1;
+    pixel += d * scale;
+    scale *= q.dx[i];
+  }
+  return m * scale + pixel;  // m is now n
+}
+
+// Whether some dx element lies past every window (an extent beyond P * stride): those take 0
+// before the blend, in a pass of their own (z_source says which).
+inline bool has_unreached(const plan& q) {
+  for (int i = 0; i < 3; ++i)
+    if (q.dx[i] > q.dy[i] * q.taps[i]) return true;
+  return false;
 }
 
 // Empty when the problem is one of these (packing, types and what the GEMM engine takes are the

@@ -1,9 +1,9 @@
 // Backward data for filters that tile dx exactly (cuda_backend/conv_dgrad_kernel_stride.hpp: filter
 // extent = stride, no padding before, no dilation) checked on the host against the naive
 // reference: Z = dy x w computed here as the GPU's GEMM computes it (dy as M x K rows, packed KRSC
-// w as a K x (T*C) matrix), then every dx element taken from Z through z_source, the gather
-// kernel's own index function, and blended; integer data, so the sums are exact and the result
-// must equal the reference's bit for bit. 1-D, 2-D and 3-D, odd extents whose last row no window
+// w as a K x (T*C) matrix), then Z's rows put into dx through dx_pixel and the unreached elements
+// found through z_source, the kernels' own index functions, each element blended exactly once;
+// integer data, so the sums are exact and the result must equal the reference's bit for bit. 1-D, 2-D and 3-D, odd extents whose last row no window
 // reaches, padding after, non-square strides. Also which problems it declines, and why. Needs no
 // GPU: the GEMM engine and the gather's launch are the conformance test's.
 #include "conv_dgrad_kernel_stride.hpp"
@@ -62,7 +62,7 @@ const up_case cases[] = {
     {"1x1 stride 1 (a plain GEMM)", 2, 7, 9, {3, 5}, {1, 1}, {0, 0}},
 };
 
-TEST(DgradKernelStride, gather_of_the_gemm_equals_the_reference) {
+TEST(DgradKernelStride, scatter_of_the_gemm_equals_the_reference) {
   uint32_t seed = 7;
   for (const up_case& u : cases) {
     SCOPED_TRACE(u.label);
@@ -86,11 +86,30 @@ TEST(DgradKernelStride, gather_of_the_gemm_equals_the_reference) {
         for (int64_t k = 0; k < q.k; ++k)
           for (int64_t j = 0; j < q.z_columns(); ++j)
             z[m * q.z_columns() + j] += double(dy.data()[m * q.k + k]) * w.data()[k * q.z_columns() + j];
+      // As the kernel writes dx: Z's rows scattered through dx_pixel, then the elements no window
+      // reaches (z_source -1) in their own pass; every element written exactly once.
+      std::vector<float> got(dx_old.data(), dx_old.data() + q.dx_elements());
+      std::vector<int> writes(got.size(), 0);
+      for (int64_t row = 0; row < q.m * q.t; ++row) {
+        const int64_t pixel = ks::dx_pixel(q, row);
+        if (pixel < 0) continue;
+        for (int64_t c = 0; c < q.c; ++c) {
+          const int64_t i = pixel * q.c + c;
+          ASSERT_LT(i, q.dx_elements()) << "row " << row;
+          ASSERT_EQ(ks::z_source(q, i), row * q.c + c) << "row " << row << " channel " << c;
+          got[i] = static_cast<float>(2.0 * z[row * q.c + c] + beta * got[i]);
+          ++writes[i];
+        }
+      }
       for (int64_t i = 0; i < q.dx_elements(); ++i) {
-        const int64_t source = ks::z_source(q, i);
-        ASSERT_LT(source, static_cast<int64_t>(z.size())) << "element " << i;
-        const double value = 2.0 * (source < 0 ? 0.0 : z[source]) + beta * dx_old.data()[i];
-        ASSERT_EQ(static_cast<float>(value), expected.data()[i]) << "element " << i;
+        if (ks::z_source(q, i) >= 0) continue;
+        EXPECT_TRUE(ks::has_unreached(q)) << "element " << i << " unreached";
+        got[i] = static_cast<float>(beta * got[i]);
+        ++writes[i];
+      }
+      for (int64_t i = 0; i < q.dx_elements(); ++i) {
+        ASSERT_EQ(writes[i], 1) << "element " << i;
+        ASSERT_EQ(got[i], expected.data()[i]) << "element " << i;
       }
     }
   }

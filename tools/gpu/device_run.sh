@@ -282,7 +282,7 @@ if has variants; then
   # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
   # tf32_padded_c (the same for C not a multiple of 8), dgrad_kernel_stride (up-convolutions as a
-  # GEMM and a gather). The lean
+  # GEMM and a scatter). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -325,7 +325,7 @@ if has variants; then
     row "dw_wgrad_chunk 4 correctness" "rc=$? $(tail -1 "$out/variant_dw_wgrad_chunk_4_correctness.txt")"
   fi
   if want dgrad_kernel_stride; then
-    # Up-convolutions (filter = stride) as one GEMM and a gather (conv_dgrad_kernel_stride.cu),
+    # Up-convolutions (filter = stride) as one GEMM and a scatter (conv_dgrad_kernel_stride.cu),
     # registered only under TESSERA_CUDA_DGRAD_KERNEL_STRIDE=1 and not yet run on a GPU: the
     # family's backward-data sweep (its up_conv_* shapes), then the 3-D U-Net's three
     # up-convolutions, fp16 channels-last, beside cuDNN with and without it (checked against the
