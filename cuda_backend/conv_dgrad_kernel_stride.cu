@@ -44,14 +44,14 @@ __global__ void scatter_rows(const float* __restrict__ z, T* __restrict__ dx, ks
   }
 }
 
-// The dx elements no window reaches (only when has_unreached, or when dy is empty): 0 * alpha +
-// beta * dx, the blend every output follows.
+// The dx elements no window reaches, one box of them (unreached_of): 0 * alpha + beta * dx, the
+// blend every output follows.
 template <typename T>
-__global__ void blend_unreached(T* __restrict__ dx, ks::plan q, float alpha, float beta) {
-  const int64_t elements = q.dx_elements();
+__global__ void blend_unreached(T* __restrict__ dx, ks::plan q, ks::box b, float alpha, float beta) {
+  const int64_t elements = q.n * b.pixels() * q.c;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elements;
        i += int64_t{gridDim.x} * blockDim.x) {
-    if (ks::z_source(q, i) < 0) store_blended(dx + i, 0.0f, alpha, beta);
+    store_blended(dx + ks::box_element(q, b, i), 0.0f, alpha, beta);
   }
 }
 
@@ -81,7 +81,7 @@ struct dgrad_kernel_stride_traits {
   static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
   static constexpr const char* notes =
       "filter extent equal to the stride, no padding before, dilation 1 (transposed 'up' convolutions): one GEMM "
-      "of dy and w (the GEMM engine: fp16/bf16 tensor cores, fp32 exact or TF32 as the math mode allows) into "
+      "of dy and w (the GEMM engine: fp16/bf16 tensor cores; fp32 exact, whatever the math mode) into "
       "fp32 in the workspace, then a scatter of its rows writing each dx element once with one rounding; packed "
       "channels-last dx, w and dy; 1-3 spatial dims; fixed summation order: bitwise reproducible";
 
@@ -92,6 +92,9 @@ struct dgrad_kernel_stride_traits {
     if (!is_floating_storage(p.x.data_type) || p.w.data_type != p.x.data_type || p.y.data_type != p.x.data_type) {
       return std::string("dx, w and dy must share one of f32, f16, bf16 (got ") + data_type_name(p.x.data_type) +
              ", " + data_type_name(p.w.data_type) + ", " + data_type_name(p.y.data_type) + ")";
+    }
+    if (!is_floating_storage(p.compute_type)) {
+      return std::string("compute type ") + data_type_name(p.compute_type) + " not supported (fp32 accumulation)";
     }
     if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
     if (element_count(p.x) == 0 || element_count(p.y) == 0) return {};
@@ -111,9 +114,10 @@ struct dgrad_kernel_stride_traits {
     const ks::plan q = ks::plan_of(p);
     const double flops = 2.0 * q.m * q.z_columns() * q.k;
     const double element = p.x.data_type == TSRP_DATA_FLOAT ? 4.0 : 2.0;
-    // The engine's mma.sync tiles at ~100 TFLOP/s (fp32 without TF32 at ~20), Z written and read
-    // back, dy and w read, dx written (and read when blended), at ~3.5 TB/s.
-    const double rate = p.x.data_type == TSRP_DATA_FLOAT && p.math_mode != TSRP_MATH_ALLOW_TF32 ? 20e6 : 100e6;
+    // The engine's mma.sync tiles at ~100 TFLOP/s for fp16/bf16; fp32 runs its exact SIMT kernel
+    // (~20; the engine has no TF32 path, whatever the math mode). Z written and read back, dy and
+    // w read, dx written (and read when blended), at ~3.5 TB/s.
+    const double rate = p.x.data_type == TSRP_DATA_FLOAT ? 20e6 : 100e6;
     const double bytes = 2.0 * z_bytes(q) + element * (q.m * q.k + q.k * q.z_columns() + 2.0 * q.dx_elements());
     return 5.0 + flops / rate + bytes / 3.5e6;
   }
@@ -127,9 +131,9 @@ struct dgrad_kernel_stride_traits {
     if (element_count(p.y) != 0) {  // with no outputs every dx element is beta * dx
       require_pointer(a.w, element_count(p.w), "w");
       require_pointer(a.dy, element_count(p.y), "dy");
-      require_pointer(workspace, 1, "workspace");
-      if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
-        throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 16-byte aligned (Z's fp32 rows need it)");
+      // (The glue has checked that the workspace is there and large enough.)
+      if (reinterpret_cast<uintptr_t>(workspace) % alignof(float) != 0) {
+        throw status_error(TSRP_STATUS_BAD_PARAM, "workspace is not 4-byte aligned (it holds Z in fp32)");
       }
       z = static_cast<float*>(workspace);
       launch_gemm(z_gemm(p, q, a.dy, a.w, z), stream);
@@ -143,17 +147,24 @@ struct dgrad_kernel_stride_traits {
         const int64_t rows = q.m * q.t;
         const auto blocks = static_cast<unsigned int>(std::clamp<int64_t>((rows + 7) / 8, 1, most_blocks));
         scatter_rows<T><<<blocks, threads, 0, stream>>>(z, dx, q, a.alpha, a.beta);
+        check_cuda(cudaGetLastError(), "launching the kernel-stride dgrad's scatter");
       }
-      if (z == nullptr || ks::has_unreached(q)) {
-        ks::plan unreached = q;
-        if (z == nullptr) unreached.dy[0] = 0;  // no outputs: every element is unreached
-        const int64_t elements = q.dx_elements();
+      // With no outputs every element is unreached: one box, the whole of dx.
+      ks::unreached_boxes unreached = ks::unreached_of(q);
+      if (z == nullptr) {
+        unreached.count = 1;
+        unreached.boxes[0] = ks::box{};
+        for (int i = 0; i < 3; ++i) unreached.boxes[0].hi[i] = q.dx[i];
+      }
+      for (int i = 0; i < unreached.count; ++i) {
+        const int64_t elements = q.n * unreached.boxes[i].pixels() * q.c;
+        if (elements == 0) continue;
         const auto blocks =
             static_cast<unsigned int>(std::clamp<int64_t>((elements + threads - 1) / threads, 1, most_blocks));
-        blend_unreached<T><<<blocks, threads, 0, stream>>>(dx, unreached, a.alpha, a.beta);
+        blend_unreached<T><<<blocks, threads, 0, stream>>>(dx, q, unreached.boxes[i], a.alpha, a.beta);
+        check_cuda(cudaGetLastError(), "launching the kernel-stride dgrad's unreached elements");
       }
     });
-    check_cuda(cudaGetLastError(), "launching the kernel-stride dgrad's scatter");
   }
 };
 

@@ -17,9 +17,11 @@
 
 #include <tessera/plugin_abi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 // The index arithmetic runs in the kernels and in the host test alike.
 #if defined(__CUDACC__)
@@ -105,14 +107,67 @@ inline bool has_unreached(const plan& q) {
   return false;
 }
 
+// The unreached elements as at most three disjoint boxes of dx pixels (all N and all channels):
+// box i holds the pixels past the windows' reach R_i = P_i * stride_i in dim i and within it in
+// the dims before i, so that the pass over them decodes only their own elements.
+struct box {
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // [lo, hi) in each spatial dim of dx
+  TESSERA_KERNEL_STRIDE_HD int64_t pixels() const { return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+};
+
+struct unreached_boxes {
+  box boxes[3];
+  int count = 0;
+};
+
+inline unreached_boxes unreached_of(const plan& q) {
+  unreached_boxes u;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t reach = q.dy[i] * q.taps[i];
+    if (q.dx[i] <= reach) continue;
+    box b;
+    for (int j = 0; j < 3; ++j) {
+      b.lo[j] = j == i ? reach : 0;
+      b.hi[j] = j < i ? std::min(q.dx[j], q.dy[j] * q.taps[j]) : q.dx[j];
+    }
+    u.boxes[u.count++] = b;
+  }
+  return u;
+}
+
+// dx's flat index (packed channels-last) of element `index` of box b over all N and channels.
+TESSERA_KERNEL_STRIDE_HD inline int64_t box_element(const plan& q, const box& b, int64_t index) {
+  const int64_t c = index % q.c;
+  int64_t rest = index / q.c;
+  int64_t pixel = 0, scale = 1;
+  for (int i = 2; i >= 0; --i) {
+    const int64_t extent = b.hi[i] - b.lo[i];
+    pixel += (b.lo[i] + rest % extent) * scale;
+    rest /= extent;
+    scale *= q.dx[i];
+  }
+  return (rest * scale + pixel) * q.c + c;  // rest is now n
+}
+
 // Empty when the problem is one of these (packing, types and what the GEMM engine takes are the
 // caller's to add); else why not, naming the argument.
 inline std::string support(const tsrpConvolutionProblem& p) {
   if (p.mode != TSRP_CROSS_CORRELATION) return "flipped-filter (convolution) mode not supported: cross-correlation only";
   if (p.groups != 1) return "groups " + std::to_string(p.groups) + " not supported (dense convolution only)";
-  if (p.spatial_dims < 1 || p.spatial_dims > 3) return "1 to 3 spatial dims";
+  if (p.spatial_dims < 1 || p.spatial_dims > 3) {
+    return "spatial_dims " + std::to_string(p.spatial_dims) + " not supported (1 to 3)";
+  }
+  const std::pair<const tsrpTensor*, const char*> tensors[] = {{&p.x, "dx"}, {&p.w, "w"}, {&p.y, "dy"}};
+  for (const auto& [t, name] : tensors) {
+    if (t->ndims != p.spatial_dims + 2) {
+      return std::string(name) + " has " + std::to_string(t->ndims) + " dims, expected spatial_dims + 2";
+    }
+    for (int d = 0; d < t->ndims; ++d)
+      if (t->dims[d] < 0) return std::string(name) + " has a negative dim";
+  }
   for (int i = 0; i < p.spatial_dims; ++i) {
     const std::string dim = " in spatial dim " + std::to_string(i);
+    if (p.stride[i] < 1) return "stride " + std::to_string(p.stride[i]) + dim + " (at least 1)";
     if (p.w.dims[2 + i] != p.stride[i]) {
       return "filter extent " + std::to_string(p.w.dims[2 + i]) + " differs from stride " +
              std::to_string(p.stride[i]) + dim + " (this kernel is for filters that tile dx exactly)";

@@ -2,7 +2,8 @@
 // extent = stride, no padding before, no dilation) checked on the host against the naive
 // reference: Z = dy x w computed here as the GPU's GEMM computes it (dy as M x K rows, packed KRSC
 // w as a K x (T*C) matrix), then Z's rows put into dx through dx_pixel and the unreached elements
-// found through z_source, the kernels' own index functions, each element blended exactly once;
+// through unreached_of's boxes (box_element), the kernels' own index functions, each element
+// blended exactly once (z_source, the inverse, cross-checks both);
 // integer data, so the sums are exact and the result must equal the reference's bit for bit. 1-D, 2-D and 3-D, odd extents whose last row no window
 // reaches, padding after, non-square strides. Also which problems it declines, and why. Needs no
 // GPU: the GEMM engine and the gather's launch are the conformance test's.
@@ -60,6 +61,8 @@ const up_case cases[] = {
     {"3-D odd depth", 2, 3, 4, {5, 4, 3}, {2, 2, 1}, {0, 0, 0}},
     {"1-D 3/3", 3, 6, 2, {10}, {3}, {0}},
     {"1x1 stride 1 (a plain GEMM)", 2, 7, 9, {3, 5}, {1, 1}, {0, 0}},
+    {"padding after beyond the stride: whole windows past dx", 1, 2, 3, {7, 5}, {2, 2}, {3, 2}},
+    {"3-D unreached in every dim (three boxes)", 2, 2, 3, {5, 7, 3}, {2, 3, 2}, {0, 0, 0}},
 };
 
 TEST(DgradKernelStride, scatter_of_the_gemm_equals_the_reference) {
@@ -101,11 +104,18 @@ TEST(DgradKernelStride, scatter_of_the_gemm_equals_the_reference) {
           ++writes[i];
         }
       }
-      for (int64_t i = 0; i < q.dx_elements(); ++i) {
-        if (ks::z_source(q, i) >= 0) continue;
-        EXPECT_TRUE(ks::has_unreached(q)) << "element " << i << " unreached";
-        got[i] = static_cast<float>(beta * got[i]);
-        ++writes[i];
+      const ks::unreached_boxes unreached = ks::unreached_of(q);
+      EXPECT_EQ(unreached.count > 0, ks::has_unreached(q));
+      for (int b = 0; b < unreached.count; ++b) {
+        const ks::box& box = unreached.boxes[b];
+        for (int64_t e = 0; e < q.n * box.pixels() * q.c; ++e) {
+          const int64_t i = ks::box_element(q, box, e);
+          ASSERT_GE(i, 0);
+          ASSERT_LT(i, q.dx_elements()) << "box " << b << " element " << e;
+          ASSERT_LT(ks::z_source(q, i), 0) << "box " << b << " holds reached element " << i;
+          got[i] = static_cast<float>(beta * got[i]);
+          ++writes[i];
+        }
       }
       for (int64_t i = 0; i < q.dx_elements(); ++i) {
         ASSERT_EQ(writes[i], 1) << "element " << i;
@@ -132,6 +142,27 @@ TEST(DgradKernelStride, declines_with_the_reason) {
     tsrpConvolutionProblem p = problem_of(base);
     p.stride[1] = 1;
     EXPECT_NE(reason(p).find("filter extent 2 differs from stride 1"), std::string::npos);
+  }
+  {
+    tsrpConvolutionProblem p = problem_of(base);
+    p.stride[0] = 0;
+    p.w.dims[2] = 0;
+    EXPECT_NE(reason(p).find("stride 0"), std::string::npos);
+  }
+  {
+    tsrpConvolutionProblem p = problem_of(base);
+    p.spatial_dims = 4;
+    EXPECT_NE(reason(p).find("spatial_dims 4"), std::string::npos);
+  }
+  {
+    tsrpConvolutionProblem p = problem_of(base);
+    p.pad_after[0] = -1;
+    EXPECT_NE(reason(p).find("negative padding after"), std::string::npos);
+  }
+  {
+    tsrpConvolutionProblem p = problem_of(base);
+    p.y = ref::host_tensor::packed(TSRP_DATA_FLOAT, {2, 16, 4, 3}, false).desc();  // NCHW dy
+    EXPECT_NE(reason(p).find("dy is not packed channels-last"), std::string::npos);
   }
   {
     tsrpConvolutionProblem p = problem_of(base);
