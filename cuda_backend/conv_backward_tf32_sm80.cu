@@ -252,14 +252,9 @@ struct wgrad_tf32_traits {
     // partials'): given the partials themselves, that memset is the only cost of its bookkeeping.
     launch_2x<wgrad_device>(wgrad_arguments(g, a.x, a.dy, nullptr, partials, plan.splits, 1.0f, 0.0f), partials,
                             ctx.stream(), "the TF32 backward filter");
-    constexpr int threads = 256;
-    const int64_t quads = plan.slice_elements / 4;  // C is a multiple of 8 (common_support)
-    const auto blocks = static_cast<unsigned int>(
-        std::clamp<int64_t>((quads + threads - 1) / threads, 1, int64_t{ctx.sm_count()} * 8));
-    reduce_wgrad_partials<float><<<blocks, threads, 0, ctx.stream()>>>(
-        reinterpret_cast<const float4*>(partials), static_cast<float*>(a.dw), quads, quads, plan.splits, a.alpha,
-        a.beta);
-    check_cuda(cudaGetLastError(), "launching the TF32 backward filter's split reduction");
+    launch_wgrad_partials_reduction<float>(partials, a.dw, plan.slice_elements, plan.splits, g.c, g.c, a.alpha,
+                                           a.beta, ctx.sm_count(), ctx.stream(),
+                                           "launching the TF32 backward filter's split reduction");
   }
 };
 
@@ -338,9 +333,6 @@ struct dgrad_tf32_padded_traits {
       "padded dx there in fp32, then dx = alpha * its first C channels + beta * dx (one rounding, fp32); packed "
       "NHWC dx, KRSC w, NPQK dy; K a multiple of 8; any stride, dilation 1; 1-D and 2-D; deterministic";
 
-  static size_t filter_bytes(const igemm::nhwc_geometry& gp) { return size_t(gp.k) * gp.r * gp.s * gp.c * 4; }
-  static size_t dx_bytes(const igemm::nhwc_geometry& gp) { return size_t(gp.n) * gp.h * gp.w * gp.c * 4; }
-
   // problem.x describes dx, problem.y describes dy.
   static std::string support(const problem_type& p) {
     if (p.math_mode != TSRP_MATH_ALLOW_TF32) return tf32_math_reason;
@@ -359,17 +351,17 @@ struct dgrad_tf32_padded_traits {
   static size_t workspace(const problem_type& p) {
     if (element_count(p.x) == 0) return 0;
     const igemm::nhwc_geometry gp = igemm::padded_geometry(igemm::view_of(p));
-    return igemm::align_workspace(filter_bytes(gp)) + igemm::align_workspace(dx_bytes(gp)) +
-           dgrad_device::get_workspace_size(dgrad_arguments(gp, nullptr, nullptr, nullptr, 1.0f, 0.0f));
+    return igemm::padded_dgrad_space<float>::bytes(
+        gp, dgrad_device::get_workspace_size(dgrad_arguments(gp, nullptr, nullptr, nullptr, 1.0f, 0.0f)));
   }
 
   static double estimate_us(const problem_type& p) {
     const igemm::conv_view v = igemm::view_of(p);
     const igemm::nhwc_geometry gp = igemm::padded_geometry(v);
     const igemm::gemm_work work = strided_dgrad_work(gp);
-    // As the unpadded kernel's, plus dx' written and read back and dx read and written.
+    // As the unpadded kernel's, plus the staging's.
     return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work) +
-           (2.0 * dx_bytes(gp) + 2.0 * dx_bytes(gp) * v.x->dims[1] / gp.c) / 3.5e6;
+           igemm::padded_dgrad_staging_us<float>(gp, v.x->dims[1]);
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
@@ -384,21 +376,13 @@ struct dgrad_tf32_padded_traits {
     igemm::require_aligned_workspace(workspace, "the staged w and dx, CUTLASS's operands,");
     const igemm::conv_view v = igemm::view_of(p);
     const igemm::nhwc_geometry g = igemm::make_geometry(v), gp = igemm::padded_geometry(v);
-    auto* base = static_cast<uint8_t*>(workspace);
-    auto* filters = reinterpret_cast<float*>(base);
-    auto* padded_dx = reinterpret_cast<float*>(base + igemm::align_workspace(filter_bytes(gp)));
-    void* inner_workspace = base + igemm::align_workspace(filter_bytes(gp)) + igemm::align_workspace(dx_bytes(gp));
-    const int64_t filter_rows = int64_t{g.k} * g.r * g.s;
-    igemm::pad_channels<float><<<igemm::padding_blocks(filter_rows * gp.c, ctx.sm_count()), 256, 0, ctx.stream()>>>(
-        static_cast<const float*>(a.w), filters, filter_rows, g.c, gp.c);
-    check_cuda(cudaGetLastError(), "launching the filter's channel padding");
-    launch_2x<dgrad_device>(dgrad_arguments(gp, filters, a.dy, padded_dx, 1.0f, 0.0f), inner_workspace,
+    const igemm::padded_dgrad_space<float> space(workspace, gp);
+    igemm::stage_zero_channels<float>(a.w, space.filters, int64_t{g.k} * g.r * g.s, g.c, gp.c, ctx.sm_count(),
+                                      ctx.stream(), "launching the filter's channel padding");
+    launch_2x<dgrad_device>(dgrad_arguments(gp, space.filters, a.dy, space.dx, 1.0f, 0.0f), space.inner,
                             ctx.stream(), "the TF32 backward data (padded channels)");
-    const int64_t pixels = int64_t{g.n} * g.h * g.w;
-    igemm::unpad_channels_blended<float><<<igemm::padding_blocks(pixels * g.c, ctx.sm_count()), 256, 0,
-                                           ctx.stream()>>>(padded_dx, static_cast<float*>(a.dx), pixels, g.c, gp.c,
-                                                           a.alpha, a.beta);
-    check_cuda(cudaGetLastError(), "launching dx's channel unpadding");
+    igemm::blend_unpadded_dx<float>(space.dx, a.dx, int64_t{g.n} * g.h * g.w, g.c, gp.c, a.alpha, a.beta,
+                                    ctx.sm_count(), ctx.stream());
   }
 };
 
@@ -415,7 +399,6 @@ struct wgrad_tf32_padded_traits {
       "keeps the first C channels; packed NHWC x, KRSC dw, NPQK dy; K a multiple of 8; 1-D and 2-D; "
       "deterministic";
 
-  static size_t x_bytes(const igemm::nhwc_geometry& gp) { return size_t(gp.n) * gp.h * gp.w * gp.c * 4; }
   static size_t partial_bytes(const igemm::wgrad_split_plan& plan) {
     return static_cast<size_t>(plan.splits) * plan.slice_elements * sizeof(float);
   }
@@ -438,7 +421,8 @@ struct wgrad_tf32_padded_traits {
     if (element_count(p.w) == 0) return 0;
     const igemm::nhwc_geometry gp = igemm::padded_geometry(igemm::view_of(p));
     if (int64_t{gp.n} * gp.p * gp.q == 0) return 0;
-    return igemm::align_workspace(x_bytes(gp)) + partial_bytes(split_plan(gp, igemm::split_planning_sms));
+    return igemm::align_workspace(igemm::padded_image_bytes<float>(gp)) +
+           partial_bytes(split_plan(gp, igemm::split_planning_sms));
   }
 
   static double estimate_us(const problem_type& p) {
@@ -446,8 +430,8 @@ struct wgrad_tf32_padded_traits {
     igemm::gemm_work work =
         igemm::wgrad_work(as_flat_gemm(gp), tile_n, tile_k, split_plan(gp, igemm::model_sms).splits, true);
     work.element_bytes = 4;
-    // As the unpadded kernel's, plus x' written and read back and x read.
-    return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work) + 3.0 * x_bytes(gp) / 3.5e6;
+    // As the unpadded kernel's, plus the staging's.
+    return 2.0 * igemm::wave_estimate_us(tile_m, tile_n, tile_k, work) + igemm::padded_wgrad_staging_us<float>(gp);
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
@@ -468,21 +452,15 @@ struct wgrad_tf32_padded_traits {
     const igemm::wgrad_split_plan plan = split_plan(gp, ctx.sm_count());
     auto* base = static_cast<uint8_t*>(workspace);
     auto* padded_x = reinterpret_cast<float*>(base);
-    auto* partials = reinterpret_cast<float*>(base + igemm::align_workspace(x_bytes(gp)));
-    const int64_t pixels = int64_t{g.n} * g.h * g.w;
-    igemm::pad_channels<float><<<igemm::padding_blocks(pixels * gp.c, ctx.sm_count()), 256, 0, ctx.stream()>>>(
-        static_cast<const float*>(a.x), padded_x, pixels, g.c, gp.c);
-    check_cuda(cudaGetLastError(), "launching x's channel padding");
+    auto* partials = reinterpret_cast<float*>(base + igemm::align_workspace(igemm::padded_image_bytes<float>(gp)));
+    igemm::stage_zero_channels<float>(a.x, padded_x, int64_t{g.n} * g.h * g.w, g.c, gp.c, ctx.sm_count(), ctx.stream(),
+                                      "launching x's channel padding");
     // As in the unpadded kernel, CUTLASS's initialize zeroes the partials of a split run first.
     launch_2x<wgrad_device>(partial_wgrad_arguments(gp, padded_x, a.dy, partials, plan.splits), partials,
                             ctx.stream(), "the TF32 backward filter (padded channels)");
-    constexpr int threads = 256;
-    const int64_t elements = element_count(p.w);  // K x R x S x C: the padded slices' first C channels
-    const auto blocks = static_cast<unsigned int>(
-        std::clamp<int64_t>((elements + threads - 1) / threads, 1, int64_t{ctx.sm_count()} * 8));
-    reduce_wgrad_partials_dropping_channels<float><<<blocks, threads, 0, ctx.stream()>>>(
-        partials, static_cast<float*>(a.dw), elements, plan.slice_elements, plan.splits, g.c, gp.c, a.alpha, a.beta);
-    check_cuda(cudaGetLastError(), "launching the TF32 backward filter's split reduction (padded channels)");
+    launch_wgrad_partials_reduction<float>(partials, a.dw, plan.slice_elements, plan.splits, g.c, gp.c, a.alpha,
+                                           a.beta, ctx.sm_count(), ctx.stream(),
+                                           "launching the TF32 backward filter's split reduction (padded channels)");
   }
 };
 

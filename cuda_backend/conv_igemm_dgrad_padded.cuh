@@ -29,9 +29,6 @@ struct padded_channels_dgrad {
     return gp.stride[0] == 1 && gp.stride[1] == 1 ? dgrad_workspace<Config>(gp) : strided::workspace(gp);
   }
 
-  static size_t filter_bytes(const nhwc_geometry& gp) { return size_t(gp.k) * gp.r * gp.s * gp.c * sizeof(T); }
-  static size_t dx_bytes(const nhwc_geometry& gp) { return size_t(gp.n) * gp.h * gp.w * gp.c * sizeof(T); }
-
   static std::string support(const conv_view& v, int32_t element) {
     const std::string why = padded_channels_support(v, element);
     if (!why.empty()) return why;
@@ -42,37 +39,28 @@ struct padded_channels_dgrad {
 
   static size_t workspace(const conv_view& v) {
     const nhwc_geometry gp = padded_geometry(v);
-    return align_workspace(filter_bytes(gp)) + align_workspace(dx_bytes(gp)) + inner_workspace(gp);
+    return padded_dgrad_space<T>::bytes(gp, inner_workspace(gp));
   }
 
   static double estimate_us(const conv_view& v) {
     const nhwc_geometry gp = padded_geometry(v);
     const bool unit = gp.stride[0] == 1 && gp.stride[1] == 1;
     const double inner = unit ? dgrad_estimate_us<Config>(gp) : strided::estimate_us(gp);
-    // dx' written and read back, dx read and written.
-    return inner + (2.0 * dx_bytes(gp) + 2.0 * dx_bytes(gp) * v.x->dims[1] / gp.c) / 3.5e6;
+    return inner + padded_dgrad_staging_us<T>(gp, v.x->dims[1]);
   }
 
   static void run(const conv_view& v, const void* w, const void* dy, void* dx, float alpha, float beta,
                   void* workspace, int sms, cudaStream_t stream) {
     const nhwc_geometry g = make_geometry(v), gp = padded_geometry(v);
-    auto* base = static_cast<uint8_t*>(workspace);
-    T* filters = reinterpret_cast<T*>(base);
-    T* padded_dx = reinterpret_cast<T*>(base + align_workspace(filter_bytes(gp)));
-    void* inner_workspace = base + align_workspace(filter_bytes(gp)) + align_workspace(dx_bytes(gp));
-    const int64_t filter_rows = int64_t{g.k} * g.r * g.s;
-    pad_channels<T><<<padding_blocks(filter_rows * gp.c, sms), 256, 0, stream>>>(static_cast<const T*>(w), filters,
-                                                                                 filter_rows, g.c, gp.c);
-    check_cuda(cudaGetLastError(), "launching the filter's channel padding");
+    const padded_dgrad_space<T> space(workspace, gp);
+    stage_zero_channels<T>(w, space.filters, int64_t{g.k} * g.r * g.s, g.c, gp.c, sms, stream,
+                           "launching the filter's channel padding");
     if (gp.stride[0] == 1 && gp.stride[1] == 1) {
-      run_dgrad<Config>(gp, filters, dy, padded_dx, 1.0f, 0.0f, inner_workspace, stream);
+      run_dgrad<Config>(gp, space.filters, dy, space.dx, 1.0f, 0.0f, space.inner, stream);
     } else {
-      strided::run(gp, filters, dy, padded_dx, 1.0f, 0.0f, inner_workspace, stream);
+      strided::run(gp, space.filters, dy, space.dx, 1.0f, 0.0f, space.inner, stream);
     }
-    const int64_t pixels = int64_t{g.n} * g.h * g.w;
-    unpad_channels_blended<T><<<padding_blocks(pixels * g.c, sms), 256, 0, stream>>>(
-        padded_dx, static_cast<T*>(dx), pixels, g.c, gp.c, alpha, beta);
-    check_cuda(cudaGetLastError(), "launching dx's channel unpadding");
+    blend_unpadded_dx<T>(space.dx, dx, int64_t{g.n} * g.h * g.w, g.c, gp.c, alpha, beta, sms, stream);
   }
 };
 

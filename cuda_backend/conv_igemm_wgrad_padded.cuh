@@ -22,7 +22,6 @@ template <typename Config, typename T>
 struct padded_channels_wgrad {
   using split = wgrad_split_k<Config, T>;
 
-  static size_t x_bytes(const nhwc_geometry& gp) { return size_t(gp.n) * gp.h * gp.w * gp.c * sizeof(T); }
   static size_t partial_bytes(const nhwc_geometry& gp) {
     const wgrad_split_plan plan = plan_wgrad_split<Config>(gp, split_planning_sms);
     return static_cast<size_t>(plan.splits) * plan.slice_elements * sizeof(float);
@@ -38,7 +37,7 @@ struct padded_channels_wgrad {
 
   static size_t workspace(const conv_view& v) {
     const nhwc_geometry gp = padded_geometry(v);
-    return align_workspace(x_bytes(gp)) + partial_bytes(gp);
+    return align_workspace(padded_image_bytes<T>(gp)) + partial_bytes(gp);
   }
 
   static double estimate_us(const conv_view& v) {
@@ -46,7 +45,7 @@ struct padded_channels_wgrad {
     const int splits = plan_wgrad_split<Config>(gp, model_sms).splits;
     return wave_estimate_us(Config::tile_m, Config::tile_n, Config::tile_k,
                             wgrad_work(gp, Config::tile_n, Config::tile_k, splits, true)) +
-           3.0 * x_bytes(gp) / 3.5e6;  // x' written and read back, x read
+           padded_wgrad_staging_us<T>(gp);
   }
 
   static void run(const conv_view& v, const void* x, const void* dy, void* dw, float alpha, float beta,
@@ -54,12 +53,10 @@ struct padded_channels_wgrad {
     const nhwc_geometry g = make_geometry(v), gp = padded_geometry(v);
     auto* base = static_cast<uint8_t*>(workspace);
     T* padded_x = reinterpret_cast<T*>(base);
-    const int64_t pixels = int64_t{g.n} * g.h * g.w;
-    pad_channels<T><<<padding_blocks(pixels * gp.c, sms), 256, 0, stream>>>(static_cast<const T*>(x), padded_x,
-                                                                            pixels, g.c, gp.c);
-    check_cuda(cudaGetLastError(), "launching x's channel padding");
-    split::run_dropping_channels(gp, g.c, padded_x, dy, dw, alpha, beta, base + align_workspace(x_bytes(gp)), sms,
-                                 stream);
+    stage_zero_channels<T>(x, padded_x, int64_t{g.n} * g.h * g.w, g.c, gp.c, sms, stream,
+                           "launching x's channel padding");
+    void* partials = base + align_workspace(padded_image_bytes<T>(gp));
+    split::run_dropping_channels(gp, g.c, padded_x, dy, dw, alpha, beta, partials, sms, stream);
   }
 };
 

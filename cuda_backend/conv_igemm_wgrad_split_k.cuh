@@ -189,21 +189,8 @@ struct wgrad_split_k {
     wgrad_split_k_entry<kernel><<<grid, kernel::MaxThreadsPerBlock, smem_bytes, stream>>>(params);
     check_cuda(cudaGetLastError(), "launching the split-K wgrad");
 
-    constexpr int threads = 256;
-    const int64_t max_blocks = int64_t{sms} * 8;
-    if (channels == g.c) {
-      const int64_t quads = plan.slice_elements / 4;
-      const auto blocks = static_cast<unsigned int>(std::min<int64_t>((quads + threads - 1) / threads, max_blocks));
-      reduce_wgrad_partials<T><<<blocks, threads, 0, stream>>>(reinterpret_cast<const float4*>(partials),
-                                                                static_cast<T*>(dw), quads, quads, plan.splits,
-                                                                alpha, beta);
-    } else {
-      const int64_t elements = plan.slice_elements / g.c * channels;
-      const auto blocks = static_cast<unsigned int>(std::min<int64_t>((elements + threads - 1) / threads, max_blocks));
-      reduce_wgrad_partials_dropping_channels<T><<<blocks, threads, 0, stream>>>(
-          partials, static_cast<T*>(dw), elements, plan.slice_elements, plan.splits, channels, g.c, alpha, beta);
-    }
-    check_cuda(cudaGetLastError(), "launching the split-K wgrad reduction");
+    launch_wgrad_partials_reduction<T>(partials, dw, plan.slice_elements, plan.splits, channels, g.c, alpha, beta, sms,
+                                       stream, "launching the split-K wgrad reduction");
   }
 };
 

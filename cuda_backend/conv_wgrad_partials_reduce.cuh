@@ -3,10 +3,12 @@
 // gives the same bits) and blended into dw with one rounding.
 #pragma once
 
+#include "cuda_errors.hpp"
 #include "element_types.cuh"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tessera::cuda {
@@ -46,6 +48,30 @@ __global__ void reduce_wgrad_partials_dropping_channels(const float* __restrict_
     for (int z = 1; z < splits; ++z) sum += partials[z * slice + source];
     store_blended(dw + i, sum, alpha, beta);
   }
+}
+
+// The launch of either, as every split backward filter asks for it: `splits` slices of
+// `slice_elements` partial sums whose rows have `padded` channels, into dw whose rows have
+// `channels` (equal: the float4 form; C is a multiple of 8 then); `what` names it in an error.
+template <typename T>
+void launch_wgrad_partials_reduction(const float* partials, void* dw, int64_t slice_elements, int splits,
+                                     int channels, int padded, float alpha, float beta, int sms, cudaStream_t stream,
+                                     const char* what) {
+  constexpr int threads = 256;
+  const int64_t most_blocks = int64_t{sms} * 8;
+  const auto blocks_for = [&](int64_t items) {
+    return static_cast<unsigned int>(std::clamp<int64_t>((items + threads - 1) / threads, 1, most_blocks));
+  };
+  if (channels == padded) {
+    const int64_t quads = slice_elements / 4;
+    reduce_wgrad_partials<T><<<blocks_for(quads), threads, 0, stream>>>(
+        reinterpret_cast<const float4*>(partials), static_cast<T*>(dw), quads, quads, splits, alpha, beta);
+  } else {
+    const int64_t elements = slice_elements / padded * channels;
+    reduce_wgrad_partials_dropping_channels<T><<<blocks_for(elements), threads, 0, stream>>>(
+        partials, static_cast<T*>(dw), elements, slice_elements, splits, channels, padded, alpha, beta);
+  }
+  check_cuda(cudaGetLastError(), what);
 }
 
 }  // namespace tessera::cuda
