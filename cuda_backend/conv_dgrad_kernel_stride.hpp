@@ -152,7 +152,9 @@ TESSERA_KERNEL_STRIDE_HD inline int64_t box_element(const plan& q, const box& b,
 // Empty when the problem is one of these (packing, types and what the GEMM engine takes are the
 // caller's to add); else why not, naming the argument.
 inline std::string support(const tsrpConvolutionProblem& p) {
-  if (p.mode != TSRP_CROSS_CORRELATION) return "flipped-filter (convolution) mode not supported: cross-correlation only";
+  if (p.mode != TSRP_CROSS_CORRELATION) {
+    return "flipped-filter (convolution) mode not supported: cross-correlation only";
+  }
   if (p.groups != 1) return "groups " + std::to_string(p.groups) + " not supported (dense convolution only)";
   if (p.spatial_dims < 1 || p.spatial_dims > 3) {
     return "spatial_dims " + std::to_string(p.spatial_dims) + " not supported (1 to 3)";
