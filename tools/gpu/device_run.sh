@@ -281,8 +281,7 @@ if has variants; then
   # and the forward pass's blocks per SM), dw_wgrad_chunk (the depthwise backward filter's
   # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
-  # tf32_padded_c (the same for C not a multiple of 8), dgrad_kernel_stride (up-convolutions as a
-  # GEMM and a scatter). The lean
+  # up_convolutions (the 3-D U-Net's up-convolutions beside cuDNN's). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -324,19 +323,14 @@ if has variants; then
         --batch="$c/suites/cuda_own_kernels_small.txt" > "$out/variant_dw_wgrad_chunk_4_correctness.txt" 2>&1
     row "dw_wgrad_chunk 4 correctness" "rc=$? $(tail -1 "$out/variant_dw_wgrad_chunk_4_correctness.txt")"
   fi
-  if want dgrad_kernel_stride; then
-    # Up-convolutions (filter = stride) as one GEMM and a scatter (conv_dgrad_kernel_stride.cu),
-    # registered only under TESSERA_CUDA_DGRAD_KERNEL_STRIDE=1 and not yet run on a GPU: the
-    # family's backward-data sweep (its up_conv_* shapes), then the 3-D U-Net's three
-    # up-convolutions, fp16 channels-last, beside cuDNN with and without it (checked against the
-    # reference in --mode=CP).
-    test_variant TESSERA_CUDA_DGRAD_KERNEL_STRIDE 1 dgrad_kernel_stride '*ConvolutionFamily*.backward_data*/cuda'
+  if want up_convolutions; then
+    # Up-convolutions (filter = stride) as one GEMM and a scatter (conv_dgrad_kernel_stride.cu,
+    # registered since it passed on 2026-12-05): the 3-D U-Net's three up-convolutions, fp16
+    # channels-last, beside cuDNN (checked against the reference in --mode=CP).
     { echo "--conv --dir=BWD_D"; grep -E 'kd2sd2_nunet3d:up' "$c/suites/unet3d.txt"; } > "$out/up_convolutions.txt"
-    for v in 1 0; do
-      env TESSERA_CUDA_DGRAD_KERNEL_STRIDE=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=CP --dt=f16 --tag=nhwc \
-          --backend=cuda,cudnn --batch="$out/up_convolutions.txt" > "$out/variant_dgrad_kernel_stride_$v.txt" 2>&1
-      row "dgrad_kernel_stride $v" "rc=$? $(grep -oE 'ratio [0-9.]+' "$out/variant_dgrad_kernel_stride_$v.txt" | tr '\n' ' ') $(tail -1 "$out/variant_dgrad_kernel_stride_$v.txt" | cut -c1-50)"
-    done
+    timeout $(lim 90) "$c/bin/tessera-bench" --mode=CP --dt=f16 --tag=nhwc \
+        --backend=cuda,cudnn --batch="$out/up_convolutions.txt" > "$out/variant_up_convolutions.txt" 2>&1
+    row "up_convolutions" "rc=$? $(grep -oE 'ratio [0-9.]+' "$out/variant_up_convolutions.txt" | tr '\n' ' ') $(tail -1 "$out/variant_up_convolutions.txt" | cut -c1-50)"
   fi
   if want rnn_split; then
     # The forward's recurrent GEMM in k-slices (TESSERA_CUDA_RNN_RECURRENT_SPLIT, rnn_kernels.cu),
@@ -355,20 +349,11 @@ if has variants; then
   if want tf32_backward; then
     # fp32 backward data and filter on the TF32 tensor cores (the forward form of backward data,
     # conv_igemm_dgrad_fprop_form.cuh; CUTLASS's sm80 strided dgrad and parallel split-K wgrad,
-    # conv_backward_tf32_sm80.cu), registered by default since their conformance run on 2026-12-05:
-    # ResNet-50's backward data and filter at minibatch 32 beside cuDNN. (Their tests run in the
-    # conformance phase.)
+    # conv_backward_tf32_sm80.cu, with the zero-channel forms for conv1's C = 3), registered by
+    # default since their conformance runs on 2026-12-05: ResNet-50's backward data and filter at
+    # minibatch 32 beside cuDNN. (Their tests run in the conformance phase.)
     tf32_suite tf32_backward resnet50_bwd_data
     tf32_suite tf32_backward resnet50_bwd_filter
-  fi
-  if want tf32_padded_c; then
-    # fp32 backward data and filter for C not a multiple of 8 (RGB stems) on the TF32 tensor cores,
-    # with zero channels (conv_backward_tf32_sm80.cu), registered only under
-    # TESSERA_CUDA_TF32_PADDED_C=1 and not yet run on a GPU: the family's backward sweeps and TF32
-    # tests, then ResNet-50's backward suites (conv1 is the C = 3 line) beside cuDNN.
-    test_variant TESSERA_CUDA_TF32_PADDED_C 1 tf32_padded_c '*ConvolutionFamily*.backward*/cuda:*tf32*/cuda'
-    TESSERA_CUDA_TF32_PADDED_C=1 tf32_suite tf32_padded_c resnet50_bwd_data
-    TESSERA_CUDA_TF32_PADDED_C=1 tf32_suite tf32_padded_c resnet50_bwd_filter
   fi
   if want bn_passes; then
     # The batch-norm backward's dx pass with its plain case two rows (the default) or one row at a
