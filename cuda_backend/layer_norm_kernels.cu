@@ -263,6 +263,132 @@ __global__ void __launch_bounds__(warp_row_threads, 4)
   }
 }
 
+// The warp-per-row forward with Pair rows in flight per warp (TESSERA_CUDA_LNORM_PAIR=1; the
+// kernel above is the default until the H200 says otherwise). What holds the kernel above is a
+// warp's row load and its statistics running one after the other: while a warp reduces, it has
+// no bytes in flight, and with 32 warps per SM of 2 KB each the SM has at most 64 KB in flight
+// in the load phase. Here a warp loads rows r and r + 1 together (4 KB) and runs their
+// reductions interleaved. The rows stay in registers as their raw 16-byte words (4 registers a
+// word of halves, against 8 widened): two rows cost what one widened row costs, so 4 blocks of
+// 256 still fit an SM, 128 KB in flight per SM where the one-row kernel has 64. Each pass widens
+// the words again, behind reload_barrier (without it nvcc kept the first pass's floats and spilled
+// 216 bytes); the former one-row form that widened per pass ran 3.09 TB/s against the widened
+// form's 3.17: the widening is cheap.
+// An empty asm that claims to change the word: the compiler must widen it again after this point
+// instead of keeping the floats it widened before (which for two rows are 64 registers).
+__device__ __forceinline__ void reload_barrier(uint4& w) {
+  asm volatile("" : "+r"(w.x), "+r"(w.y), "+r"(w.z), "+r"(w.w));
+}
+
+template <typename T, int V, bool Rms, bool HasScale, bool HasBias>
+__global__ void __launch_bounds__(warp_row_threads, 3)
+    norm_rows_forward_warp_pair(const T* x, T* y, rows_params g, const float* scale,
+                                const float* bias, float* mean_out, float* inv_out) {
+  static_assert(sizeof(T) * V == sizeof(uint4), "16-byte words (reload_barrier)");
+  constexpr int words = warp_row_elements / V;
+  constexpr int pair = 2;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int nvec = g.inner / V;
+  const float inv_inner = 1.0f / static_cast<float>(g.inner);
+  for (int64_t first = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * pair;
+       first < g.rows; first += warps * pair) {
+    int64_t base[pair][norm_slots] = {};
+    bool live[pair];
+    norm_word<T, V> raw[pair][words];
+#pragma unroll
+    for (int r = 0; r < pair; ++r) {
+      live[r] = first + r < g.rows;
+      if (live[r]) g.outer.offsets(first + r, base[r]);
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        // Padding and a missing second row hold zero words: zeros in every element type.
+        raw[r][i] = norm_word<T, V>{};
+        if (live[r] && lane + 32 * i < nvec)
+          raw[r][i] = load_word<T, V>(x + base[r][0] + static_cast<int64_t>(lane + 32 * i) * V);
+      }
+    }
+    float mean[pair] = {};
+    if constexpr (!Rms) {
+#pragma unroll
+      for (int r = 0; r < pair; ++r) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < words; ++i) {
+          float v[V];
+          unpack_floats<T, V>(raw[r][i], v);
+#pragma unroll
+          for (int j = 0; j < V; ++j) sum += v[j];
+        }
+        mean[r] = sum;
+      }
+#pragma unroll
+      for (int r = 0; r < pair; ++r) mean[r] = group_sum_all(mean[r], 32) * inv_inner;
+    }
+    float inv[pair];
+#pragma unroll
+    for (int r = 0; r < pair; ++r)
+#pragma unroll
+      for (int i = 0; i < words; ++i) reload_barrier(raw[r][i]);
+#pragma unroll
+    for (int r = 0; r < pair; ++r) {
+      float sq = 0.0f;
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        if (lane + 32 * i < nvec) {  // padding's (0 - mean)^2 is not part of the row
+          float v[V];
+          unpack_floats<T, V>(raw[r][i], v);
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            const float d = v[j] - mean[r];
+            sq = fmaf(d, d, sq);
+          }
+        }
+      }
+      inv[r] = sq;
+    }
+#pragma unroll
+    for (int r = 0; r < pair; ++r) inv[r] = 1.0f / sqrtf(group_sum_all(inv[r], 32) * inv_inner + g.epsilon);
+#pragma unroll
+    for (int r = 0; r < pair; ++r)
+#pragma unroll
+      for (int i = 0; i < words; ++i) reload_barrier(raw[r][i]);
+#pragma unroll
+    for (int r = 0; r < pair; ++r) {
+      if (!live[r]) continue;
+#pragma unroll
+      for (int i = 0; i < words; ++i) {
+        const int vec = lane + 32 * i;
+        if (vec < nvec) {
+          const int col = vec * V;
+          float v[V], s[V], b[V], out[V];
+          unpack_floats<T, V>(raw[r][i], v);
+          if constexpr (HasScale) load_params<V>(scale + col, g.params_vec, s);
+          if constexpr (HasBias) load_params<V>(bias + col, g.params_vec, b);
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            const float h = (v[j] - mean[r]) * inv[r];
+            if constexpr (HasScale && HasBias) {
+              out[j] = fmaf(h, s[j], b[j]);
+            } else if constexpr (HasScale) {
+              out[j] = h * s[j];
+            } else if constexpr (HasBias) {
+              out[j] = h + b[j];
+            } else {
+              out[j] = h;
+            }
+          }
+          store_floats<T, V>(y + base[r][1] + col, out);
+        }
+      }
+      if (lane == 0) {
+        if (mean_out) mean_out[first + r] = mean[r];
+        if (inv_out) inv_out[first + r] = inv[r];
+      }
+    }
+  }
+}
+
 // dscale/dbias partials: part_ds[blockIdx.x * inner + col] (null when not asked for).
 template <typename T, int V, bool Rms>
 __global__ void __launch_bounds__(row_max_threads)
@@ -788,12 +914,20 @@ template <typename T, int V, bool Rms>
 void launch_rows_forward_warp(cuda_context& ctx, const rows_params& g, const norm_pointers& q) {
   // TESSERA_CUDA_LNORM_ROWS_PER_WARP overrides warp_rows, to measure (launch_overrides.hpp).
   static const int rows_per_warp = launch_override("TESSERA_CUDA_LNORM_ROWS_PER_WARP", warp_rows, 1, 1 << 16);
+  // TESSERA_CUDA_LNORM_PAIR=1: two rows in flight per warp (norm_rows_forward_warp_pair), to measure.
+  static const bool pair = launch_override("TESSERA_CUDA_LNORM_PAIR", 0, 0, 1) == 1;
   const unsigned int blocks = cuda_context::share_blocks(g.rows, int64_t{warp_row_threads / 32} * rows_per_warp);
   const T* x = static_cast<const T*>(q.x);
   T* y = static_cast<T*>(q.y);
   const auto launch = [&](auto has_scale, auto has_bias) {
-    norm_rows_forward_warp<T, V, Rms, decltype(has_scale)::value, decltype(has_bias)::value>
-        <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
+    constexpr bool s = decltype(has_scale)::value, b = decltype(has_bias)::value;
+    if (pair) {
+      norm_rows_forward_warp_pair<T, V, Rms, s, b>
+          <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
+    } else {
+      norm_rows_forward_warp<T, V, Rms, s, b>
+          <<<blocks, warp_row_threads, 0, ctx.stream()>>>(x, y, g, q.scale, q.bias, q.mean_out, q.inv_out);
+    }
   };
   using yes = std::true_type;
   using no = std::false_type;

@@ -483,10 +483,24 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
           if (max3x3s2) {
             constexpr int lanes = static_cast<int>(16 / sizeof(T));
             const int64_t strips = (g.out[1] + max3x3s2_strip - 1) / max3x3s2_strip;
-            const int64_t items = g.n * strips * g.out[2] * (g.c / lanes);
-            const unsigned int blocks = static_cast<unsigned int>((items + max3x3s2_threads - 1) / max3x3s2_threads);
-            pool_fwd_max3x3s2_kernel<T, lanes, Op>
-                <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, y, ys, g, items, a.alpha, a.beta);
+            // The kernel's columns (bit 0: 2) and rows (bit 1: 2) per step, to measure.
+            static const int form = launch_override("TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM", 0, 0, 3);
+            const auto launch_form = [&](auto cols, auto rows) {
+              constexpr int Cols = decltype(cols)::value, Rows = decltype(rows)::value;
+              const int64_t items = g.n * strips * ((g.out[2] + Cols - 1) / Cols) * (g.c / lanes);
+              const unsigned int blocks =
+                  static_cast<unsigned int>((items + max3x3s2_threads - 1) / max3x3s2_threads);
+              pool_fwd_max3x3s2_kernel<T, lanes, Op, Cols, Rows>
+                  <<<blocks, max3x3s2_threads, 0, ctx.stream()>>>(x, xs, y, ys, g, items, a.alpha, a.beta);
+            };
+            using one = std::integral_constant<int, 1>;
+            using two = std::integral_constant<int, 2>;
+            switch (form) {
+              case 1: launch_form(two{}, one{}); break;
+              case 2: launch_form(one{}, two{}); break;
+              case 3: launch_form(two{}, two{}); break;
+              default: launch_form(one{}, one{}); break;
+            }
             return;
           }
         }

@@ -554,63 +554,86 @@ __global__ void __launch_bounds__(max3x3s2_threads, 3)
 // H200, N=256 C=64 112x112 fp16 (2026-12-04): 0.1675 ms against 0.1723 for the lane-by-lane form
 // (3.07 vs 2.98 TB/s; conformance passed under both, NaN rules included).
 // A window is never empty (pad_before and pad_after are below the window: the API checks), so a
-// chain starting from NaN (skip) or -inf (keep) always takes at least one tap.
-template <typename T, int Lanes, pool_op Op>
+// chain starting from NaN (skip) or -inf (keep) always takes at least one tap; that start is the
+// maximum's identity, so a tap in the padding may as well be read as it.
+// Cols output columns and Rows output rows per step and thread (TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM
+// picks them, to measure; 1 x 1 is the form measured above). With Cols = 2 a thread reads the 5
+// input columns of two neighbouring windows once each, where two threads read the shared column
+// twice (L1 catches it, but it is a sixth of the loads); with Rows = 2 a step issues the loads of
+// two output rows before it reduces either, twice the bytes in flight per thread.
+template <typename T, int Lanes, pool_op Op, int Cols = 1, int Rows = 1>
 __global__ void __launch_bounds__(max3x3s2_threads)
     pool_fwd_max3x3s2_kernel(const T* __restrict__ x, operand_strides xs, T* __restrict__ y, operand_strides ys,
                              pool_geometry g, int64_t items, float alpha, float beta) {
   static_assert(Op == pool_op::max_skip_nan || Op == pool_op::max_propagate_nan, "max pooling only");
   static_assert(Lanes * sizeof(T) == sizeof(uint4), "one 16-byte vector per item");
   constexpr bool keep_nan = Op == pool_op::max_propagate_nan;
+  constexpr int taps = 2 * Cols + 1;  // input columns of Cols neighbouring windows
   const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= items) return;
   const int32_t vectors = g.c / Lanes;
   const int32_t strips = (g.out[1] + max3x3s2_strip - 1) / max3x3s2_strip;
+  const int32_t col_groups = (g.out[2] + Cols - 1) / Cols;
   int64_t rest = item;
   const int32_t v = static_cast<int32_t>(rest % vectors);
   rest /= vectors;
-  const int32_t ow = static_cast<int32_t>(rest % g.out[2]);
-  rest /= g.out[2];
+  const int32_t ow0 = static_cast<int32_t>(rest % col_groups) * Cols;
+  rest /= col_groups;
   const int32_t strip = static_cast<int32_t>(rest % strips);
   const int64_t n = rest / strips;
   const int32_t c = v * Lanes;
   const T* x_plane = x + n * xs.n + c * xs.c;
   T* y_plane = y + n * ys.n + c * ys.c;
-  const int32_t w0 = 2 * ow - g.pad[2];
+  const int32_t w0 = 2 * ow0 - g.pad[2];
   const uint4 start = keep_nan ? packed_lowest_word<T>() : packed_nan_word<T>();
-  // The maximum of one tap row of a window (start when the row lies in the padding).
-  const auto row_max = [&](int32_t ih) {
-    uint4 m = start;
-    if (ih < 0 || ih >= g.in[1]) return m;
+  // The maxima of one tap row of the Cols windows (start where the row lies in the padding).
+  const auto row_max = [&](int32_t ih, uint4 (&m)[Cols]) {
+    uint4 px[taps];
 #pragma unroll
-    for (int kw = 0; kw < 3; ++kw) {
-      const int32_t iw = w0 + kw;
-      if (iw < 0 || iw >= g.in[2]) continue;
-      m = packed_max<T, keep_nan>(m, *reinterpret_cast<const uint4*>(x_plane + ih * xs.h + iw * xs.w));
+    for (int k = 0; k < taps; ++k) {
+      const int32_t iw = w0 + k;
+      px[k] = ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2]
+                  ? *reinterpret_cast<const uint4*>(x_plane + ih * xs.h + iw * xs.w)
+                  : start;
     }
-    return m;
+#pragma unroll
+    for (int cc = 0; cc < Cols; ++cc)
+      m[cc] = packed_max<T, keep_nan>(packed_max<T, keep_nan>(px[2 * cc], px[2 * cc + 1]), px[2 * cc + 2]);
   };
   const int32_t first = strip * max3x3s2_strip;
   const int32_t last = min(first + max3x3s2_strip, g.out[1]);
-  uint4 carried = row_max(2 * first - g.pad[1]);  // the top row of the strip's first window
+  uint4 carried[Cols];
+  row_max(2 * first - g.pad[1], carried);  // the top row of the strip's first windows
   const bool plain = alpha == 1.0f && beta == 0.0f;
-  for (int32_t oh = first; oh < last; ++oh) {
-    const int32_t h0 = 2 * oh - g.pad[1];
-    const uint4 middle = row_max(h0 + 1);
-    const uint4 bottom = row_max(h0 + 2);
-    const uint4 m = packed_max<T, keep_nan>(packed_max<T, keep_nan>(carried, middle), bottom);
-    carried = bottom;
-    T* out = y_plane + oh * ys.h + ow * ys.w;
-    if (plain) {
-      *reinterpret_cast<uint4*>(out) = m;
-      continue;
-    }
-    lane_pack<T, Lanes> r, old{};
-    memcpy(&r, &m, sizeof(m));
-    if (beta != 0.0f) old = load_pack<T, Lanes>(out);  // never read when beta is 0 (NaN poison)
+  for (int32_t oh = first; oh < last; oh += Rows) {
+    uint4 middle[Rows][Cols], bottom[Rows][Cols];
 #pragma unroll
-    for (int l = 0; l < Lanes; ++l) r.v[l] = blend(to_float(r.v[l]), alpha, beta, old.v[l]);
-    store_pack<T, Lanes>(out, r);
+    for (int r = 0; r < Rows; ++r) {
+      // Rows past `last` read rows inside the image or none (row_max checks): never stored.
+      const int32_t h0 = 2 * (oh + r) - g.pad[1];
+      row_max(h0 + 1, middle[r]);
+      row_max(h0 + 2, bottom[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+#pragma unroll
+      for (int cc = 0; cc < Cols; ++cc) {
+        const uint4 m = packed_max<T, keep_nan>(packed_max<T, keep_nan>(carried[cc], middle[r][cc]), bottom[r][cc]);
+        carried[cc] = bottom[r][cc];
+        if (oh + r >= last || ow0 + cc >= g.out[2]) continue;
+        T* out = y_plane + (oh + r) * ys.h + (ow0 + cc) * ys.w;
+        if (plain) {
+          *reinterpret_cast<uint4*>(out) = m;
+          continue;
+        }
+        lane_pack<T, Lanes> res, old{};
+        memcpy(&res, &m, sizeof(m));
+        if (beta != 0.0f) old = load_pack<T, Lanes>(out);  // never read when beta is 0 (NaN poison)
+#pragma unroll
+        for (int l = 0; l < Lanes; ++l) res.v[l] = blend(to_float(res.v[l]), alpha, beta, old.v[l]);
+        store_pack<T, Lanes>(out, res);
+      }
+    }
   }
 }
 

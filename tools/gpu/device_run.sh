@@ -281,7 +281,9 @@ if has variants; then
   # and the forward pass's blocks per SM), dw_wgrad_chunk (the depthwise backward filter's
   # smallest chunk), rnn_split (the RNN forward's recurrent GEMM in k-slices), tf32_backward
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
-  # up_convolutions (the 3-D U-Net's up-convolutions beside cuDNN's). The lean
+  # up_convolutions (the 3-D U-Net's up-convolutions beside cuDNN's), lnorm_pair (the layer-norm
+  # forward with two rows in flight per warp), pool_fwd_form (the 3x3/2 max-pool forward's columns
+  # and rows per step). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -297,6 +299,19 @@ if has variants; then
   if want lnorm_rows; then
     time_variants TESSERA_CUDA_LNORM_ROWS_PER_WARP "1 4 16" lnorm_rows_per_warp '--lnorm'
     test_variant TESSERA_CUDA_LNORM_ROWS_PER_WARP 16 lnorm_rows_per_warp '*LayerNorm*/cuda:*RmsNorm*/cuda'
+  fi
+  if want lnorm_pair; then
+    # The layer-norm forward with two rows in flight per warp (norm_rows_forward_warp_pair,
+    # TESSERA_CUDA_LNORM_PAIR=1) against the one-row kernel, and its conformance.
+    time_variants TESSERA_CUDA_LNORM_PAIR "0 1" lnorm_pair '--lnorm'
+    test_variant TESSERA_CUDA_LNORM_PAIR 1 lnorm_pair '*LayerNorm*/cuda:*RmsNorm*/cuda'
+  fi
+  if want pool_fwd_form; then
+    # The 3x3/2 max-pool forward's columns and rows per step (TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM:
+    # 0 one by one, 1 two columns, 2 two rows, 3 both), timed on the anchor's forward line, and
+    # each form's conformance.
+    time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM "0 1 2 3" pool_fwd_form '--pool'
+    for v in 1 2 3; do test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM $v pool_fwd_form '*Pooling*/cuda'; done
   fi
   if want pool_max3x3s2; then
     # Both anchor pooling lines (forward, then backward) under each kernel choice per direction.
