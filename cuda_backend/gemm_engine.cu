@@ -8,7 +8,8 @@
 //   - a C whose columns are not contiguous but whose rows are (column-major C) is computed as
 //     C^T = B^T A^T, so the epilogue stores along contiguous memory.
 // Kernel choice: fp16/bf16 -> mma.sync (cp.async streaming when both operands allow it, the
-// register-staged loader otherwise), fp32 (exact) and int8 -> SIMT FMA; a caller may force SIMT.
+// register-staged loader otherwise), fp32 under TF32 -> the TF32 mma.sync kernel (when switched
+// on), fp32 (exact) and int8 -> SIMT FMA; a caller may force SIMT.
 // Tile choice: 128 x 128 when that fills every SM at least once, else 64 x 64 (small GEMMs such
 // as an RNN's recurrent step would leave most of the 132 SMs idle with the big tile). There is no
 // split-k: every C element is one thread's fixed-order sum, so results are bitwise reproducible.
@@ -19,7 +20,9 @@
 #include "gemm_general.cuh"
 #include "gemm_kernel_params.cuh"
 #include "gemm_mma_sync.cuh"
+#include "gemm_mma_tf32.cuh"
 #include "gemm_simt.cuh"
+#include "launch_overrides.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -45,6 +48,10 @@ using small_mma = mma_config<64, 64, 2, 2, 4>;
 // The register-staged loader holds each thread's share of the next A and B tiles in registers:
 // 8 warps halve that share (4 warps spill).
 using staged_mma = mma_config<64, 64, 2, 4, 2>;
+// The TF32 kernel's tiles (its loader is register-staged): 8 warps of 64 x 32 on the big tile,
+// 4 of 32 x 32 on the small one.
+using big_tf32 = mma_config<128, 128, 2, 4, 2>;
+using small_tf32 = mma_config<64, 64, 2, 2, 2>;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -257,6 +264,43 @@ void launch_mma_typed(const kernel_params& kp, int64_t count, const tensor_core_
   }
 }
 
+template <typename Config, bool AWalkK, bool BWalkK>
+void launch_tf32_config(kernel_params kp, int64_t count, cudaStream_t stream) {
+  constexpr int shared_bytes = tf32_shared_bytes<Config>();
+  const auto kernel = gemm_tf32_kernel<Config, AWalkK, BWalkK>;
+  if constexpr (shared_bytes > 48 * 1024) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes),
+               "cudaFuncSetAttribute(max dynamic shared memory) of the TF32 GEMM");
+  }
+  const dim3 grid = grid_of(kp, Config::block_m, Config::block_n, count);
+  kernel<<<grid, Config::threads, shared_bytes, stream>>>(kp);
+}
+
+template <bool AWalkK, bool BWalkK>
+void launch_tf32_walks(const kernel_params& kp, int64_t count, bool big, cudaStream_t stream) {
+  if (big) {
+    launch_tf32_config<big_tf32, AWalkK, BWalkK>(kp, count, stream);
+  } else {
+    launch_tf32_config<small_tf32, AWalkK, BWalkK>(kp, count, stream);
+  }
+}
+
+// Each operand walked along its smaller stride (the register-staged loaders' rule).
+void launch_tf32(const general_problem& p, const kernel_params& kp, int64_t count, int sms, cudaStream_t stream) {
+  const bool a_walk_k = walk_first(p.a.col_stride, p.k, p.a.row_stride, p.m);
+  const bool b_walk_k = walk_first(p.b.row_stride, p.k, p.b.col_stride, p.n);
+  const bool big = big_tiles_fill_the_gpu(kp, count, sms);
+  if (a_walk_k && b_walk_k) {
+    launch_tf32_walks<true, true>(kp, count, big, stream);
+  } else if (a_walk_k) {
+    launch_tf32_walks<true, false>(kp, count, big, stream);
+  } else if (b_walk_k) {
+    launch_tf32_walks<false, true>(kp, count, big, stream);
+  } else {
+    launch_tf32_walks<false, false>(kp, count, big, stream);
+  }
+}
+
 epilogue_params epilogue_of(const general_problem& p, const batch_layout& batch) {
   epilogue_params e;
   e.c = p.c.data;
@@ -337,8 +381,20 @@ std::string tensor_core_support(const general_problem& p) {
   const int32_t in = p.a.data_type;
   if (in == TSRP_DATA_HALF || in == TSRP_DATA_BFLOAT16) return {};
   return std::string("a and b are ") + data_type_name(in) +
-         ": the mma.sync kernel takes half and bfloat16 operands (float runs exact on the SIMT kernel, tf32 is not "
-         "offered; int8 runs on the SIMT kernel)";
+         ": the mma.sync kernel takes half and bfloat16 operands (float runs on the TF32 kernel where tf32_support "
+         "allows it and exact on the SIMT kernel otherwise; int8 runs on the SIMT kernel)";
+}
+
+std::string tf32_support(const general_problem& p) {
+  // Written on 2026-12-05 without a GPU to run it on (the device was not lent after the
+  // session's third call): off until the H200 conformance run passes it (tools/gpu/device_run.sh
+  // variants gemm_tf32).
+  static const bool switched_on = launch_override("TESSERA_CUDA_GEMM_TF32", 0, 0, 1) == 1;
+  if (p.a.data_type != TSRP_DATA_FLOAT)
+    return std::string("a and b are ") + data_type_name(p.a.data_type) + ": the TF32 kernel takes float operands";
+  if (!p.allow_tf32) return "the math mode does not allow TF32 (fp32 runs exact on the SIMT kernel)";
+  if (!switched_on) return "the TF32 GEMM is off until a GPU run has passed it (TESSERA_CUDA_GEMM_TF32=1 turns it on)";
+  return {};
 }
 
 void launch(const general_problem& problem, engine_path path, cudaStream_t stream) {
@@ -356,7 +412,10 @@ void launch(const general_problem& problem, engine_path path, cudaStream_t strea
   const int sms = sm_count_of_current_device();
   const int32_t in = p.a.data_type;
   const bool tensor_cores = path == engine_path::tensor_cores && tensor_core_support(p).empty();
-  if (tensor_cores) {
+  const bool tf32 = path == engine_path::tensor_cores && tf32_support(p).empty();
+  if (tf32) {
+    launch_tf32(p, kp, count, sms, stream);
+  } else if (tensor_cores) {
     const tensor_core_plan plan = plan_tensor_cores(p, batch);
     if (in == TSRP_DATA_HALF) {
       launch_mma_typed<__half>(kp, count, plan, sms, stream);

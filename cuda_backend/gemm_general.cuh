@@ -51,12 +51,13 @@ struct general_problem {
   int32_t activation_mode = TSRP_ACTIVATION_IDENTITY;
   float activation_coef = 0.0f;
   bool blend_before_activation = false;
-  bool allow_tf32 = false;  // accepted; fp32 always runs exact (no tf32 kernel yet)
+  bool allow_tf32 = false;  // fp32 may run on the TF32 kernel (see tf32_support)
 };
 
 enum class engine_path {
-  tensor_cores,  // fp16/bf16 on mma.sync (any strides); other types on the SIMT kernel
-  simt,          // the SIMT kernel whatever the type
+  tensor_cores,  // fp16/bf16 on mma.sync (any strides); fp32 on the TF32 mma.sync kernel where
+                 // tf32_support allows it; other types on the SIMT kernel
+  simt,          // the SIMT kernel whatever the type (fp32 exact)
 };
 
 // Empty when `launch` can run the problem; else why not, naming the argument. Looks at types and
@@ -65,6 +66,11 @@ std::string problem_support(const general_problem& problem);
 
 // Empty when the tensor-core kernel takes the problem's types; else why not.
 std::string tensor_core_support(const general_problem& problem);
+
+// Empty when the TF32 kernel (gemm_mma_tf32.cuh) takes the problem: fp32 operands, allow_tf32,
+// and the kernel switched on (TESSERA_CUDA_GEMM_TF32=1 until an H200 run has passed it); else why
+// not.
+std::string tf32_support(const general_problem& problem);
 
 // Enqueues on `stream`; nothing else (no allocation, no synchronization). Throws status_error:
 // BAD_PARAM for negative sizes or a null pointer that is needed, NOT_SUPPORTED for what

@@ -1,7 +1,7 @@
 // The few PTX instructions the tensor-core GEMM is built from, one inline-asm wrapper each:
 // cp.async (global -> shared without a register round trip, zero-filling what lies outside the
 // matrix), ldmatrix (shared -> the mma fragment layout, optionally transposed) and
-// mma.sync.m16n8k16 with fp32 accumulators. All exist from sm_80 on, so the same code is valid
+// mma.sync.m16n8k16 (fp16/bf16) and m16n8k8 (TF32) with fp32 accumulators. All exist from sm_80 on, so the same code is valid
 // for the sm_90a SASS and the compute_90 PTX this plugin ships.
 #pragma once
 
@@ -82,6 +82,24 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+}
+
+// fp32 -> the TF32 bits an mma .tf32 operand takes (round to nearest, ties away from zero; the
+// low 13 bits of the result are zero).
+__device__ __forceinline__ uint32_t to_tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// d += a * b for one 16x8x8 TF32 tile: a row-major (4 registers), b column-major (2), d fp32 (4),
+// the accumulator layout of mma_16816.
+__device__ __forceinline__ void mma_1688_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 }  // namespace tessera::cuda::gemm

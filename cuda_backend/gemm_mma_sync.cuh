@@ -194,6 +194,44 @@ constexpr int mma_shared_bytes() {
   return pipeline > c_tile ? pipeline : c_tile;
 }
 
+// The accumulators of one block tile, in the m16n8 layout both mma shapes share, through the
+// epilogue into C. They go through shared memory (the pipeline's, idle once the mainloop is done;
+// at least mma_shared_bytes' C tile) so that the epilogue walks C row by row: consecutive threads
+// store consecutive column pairs (coalesced), and the epilogue's code exists once per kernel
+// instead of once per accumulator. Accumulator (mi, ni) of lane l: rows l/4 and l/4 + 8, columns
+// 2(l%4) and 2(l%4) + 1. The caller's mainloop ends with a barrier (no warp still reads the
+// pipeline's tiles) and no copy in flight; this ends with one too: the next batch's first loads
+// overwrite the tile.
+template <typename Config>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[Config::mma_m][Config::mma_n][4],
+                                                   unsigned char* shared_raw, const kernel_params& p,
+                                                   const batch_offsets& o, int32_t m0, int32_t n0, int warp_row,
+                                                   int warp_col) {
+  constexpr int pitch = mma_c_tile_pitch<Config>();
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  float* const c_tile = reinterpret_cast<float*>(shared_raw);
+  const int group = lane >> 2, pair = (lane & 3) * 2;
+#pragma unroll
+  for (int mi = 0; mi < Config::mma_m; ++mi) {
+    const int row = warp_row + mi * 16 + group;
+#pragma unroll
+    for (int ni = 0; ni < Config::mma_n; ++ni) {
+      const int col = warp_col + ni * 8 + pair;
+      *reinterpret_cast<float2*>(c_tile + row * pitch + col) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
+      *reinterpret_cast<float2*>(c_tile + (row + 8) * pitch + col) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
+    }
+  }
+  __syncthreads();
+  constexpr int pairs_per_row = Config::block_n / 2;
+#pragma unroll 1
+  for (int i = tid; i < Config::block_m * pairs_per_row; i += Config::threads) {
+    const int row = i / pairs_per_row, col = (i % pairs_per_row) * 2;
+    const float2 v = *reinterpret_cast<const float2*>(c_tile + row * pitch + col);
+    store_two<float>(p.epilogue, o, p.m, p.n, m0 + row, n0 + col, v.x, v.y);
+  }
+  __syncthreads();
+}
+
 template <typename T, typename Config, bool AKMajor, bool BKMajor, bool Async>
 __global__ void __launch_bounds__(Config::threads) gemm_mma_kernel(const kernel_params p) {
   constexpr int BM = Config::block_m, BN = Config::block_n, BK = mma_tile_k;
@@ -340,32 +378,7 @@ __global__ void __launch_bounds__(Config::threads) gemm_mma_kernel(const kernel_
       }
     }
 
-    // The accumulators go through shared memory (the pipeline's, now idle) so that the epilogue
-    // walks C row by row: consecutive threads store consecutive column pairs (coalesced), and
-    // the epilogue's code exists once per kernel instead of once per accumulator.
-    // Accumulator (mi, ni) of lane l: rows l/4 and l/4 + 8, columns 2(l%4) and 2(l%4) + 1.
-    constexpr int pitch = mma_c_tile_pitch<Config>();
-    float* const c_tile = reinterpret_cast<float*>(shared_raw);
-    const int group = lane >> 2, pair = (lane & 3) * 2;
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      const int row = warp_row + mi * 16 + group;
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const int col = warp_col + ni * 8 + pair;
-        *reinterpret_cast<float2*>(c_tile + row * pitch + col) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
-        *reinterpret_cast<float2*>(c_tile + (row + 8) * pitch + col) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
-      }
-    }
-    __syncthreads();
-    constexpr int pairs_per_row = BN / 2;
-#pragma unroll 1
-    for (int i = tid; i < BM * pairs_per_row; i += threads) {
-      const int row = i / pairs_per_row, col = (i % pairs_per_row) * 2;
-      const float2 v = *reinterpret_cast<const float2*>(c_tile + row * pitch + col);
-      store_two<float>(p.epilogue, o, p.m, p.n, m0 + row, n0 + col, v.x, v.y);
-    }
-    __syncthreads();  // the next batch's first loads overwrite the tile
+    store_accumulators<Config>(acc, shared_raw, p, o, m0, n0, warp_row, warp_col);
   }
 }
 

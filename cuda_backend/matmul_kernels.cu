@@ -1,4 +1,5 @@
-// Kernels "matmul_tensor_core_mma_sync" and "matmul_simt_fma": C = epilogue(alpha * A @ B, bias,
+// Kernels "matmul_tensor_core_mma_sync", "matmul_tf32_mma_sync" and "matmul_simt_fma":
+// C = epilogue(alpha * A @ B, bias,
 // beta * C) on the plugin's GEMM engine (gemm_general.cuh), the whole epilogue fused into the
 // GEMM's store (alpha, bias of any broadcast shape, activation, either blend order, one rounding
 // of C).
@@ -11,10 +12,13 @@
 //
 // The tensor-core kernel takes fp16/bf16 operands with any strides (its loader streams 16-byte
 // aligned row- or column-major operands and stages any others through registers) and declines
-// fp32 and int8; the SIMT kernel takes every type the API allows, exact fp32 included.
+// fp32 and int8; the TF32 kernel takes fp32 operands when the handle's math mode allows TF32
+// (registered only under TESSERA_CUDA_GEMM_TF32=1 until an H200 run passes it); the SIMT kernel
+// takes every type the API allows, exact fp32 included.
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "gemm_general.cuh"
+#include "launch_overrides.hpp"
 #include "tensor_layout.hpp"
 
 #include <tessera/plugin_abi.h>
@@ -174,6 +178,29 @@ struct matmul_tensor_core_traits {
   }
 };
 
+struct matmul_tf32_traits {
+  using problem_type = tsrpMatmulProblem;
+  using args_type = tsrpMatmulArgs;
+  static constexpr const char* name = "matmul_tf32_mma_sync";
+  static constexpr int32_t operation = TSRP_OP_MATMUL;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes =
+      "fp32 operands on the TF32 tensor cores (mma.sync m16n8k8, operands rounded to TF32 once, to nearest) "
+      "when the handle's math mode allows TF32; products accumulated in fp32 in a fixed order (no split-k: "
+      "bitwise reproducible). The epilogue (alpha, bias, activation, beta) runs in fp32 and C is rounded once. "
+      "Any strides (operands staged through registers). Declines other types and the default math mode "
+      "(matmul_simt_fma runs fp32 exact).";
+
+  static std::string support(const tsrpMatmulProblem& p) {
+    if (std::string why = matmul_support(p); !why.empty()) return why;
+    return gemm::tf32_support(general_of(p));
+  }
+
+  static void run(cuda_context& ctx, const tsrpMatmulProblem& p, const tsrpMatmulArgs& a, void*, size_t) {
+    run_matmul(ctx, p, a, gemm::engine_path::tensor_cores);
+  }
+};
+
 struct matmul_simt_traits {
   using problem_type = tsrpMatmulProblem;
   using args_type = tsrpMatmulArgs;
@@ -197,6 +224,10 @@ struct matmul_simt_traits {
 
 void add_matmul_kernels(kernel_list& out) {
   out.push_back(make_kernel<matmul_tensor_core_traits>());
+  // Written on 2026-12-05 without a GPU to run it on: listed only when switched on, so that the
+  // conformance sweep (which asks every listed kernel to run) passes until an H200 run has passed
+  // it (tools/gpu/device_run.sh variants gemm_tf32).
+  if (launch_override("TESSERA_CUDA_GEMM_TF32", 0, 0, 1) == 1) out.push_back(make_kernel<matmul_tf32_traits>());
   out.push_back(make_kernel<matmul_simt_traits>());
 }
 

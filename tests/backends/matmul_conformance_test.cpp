@@ -9,6 +9,7 @@
 #include "tensor_fill.hpp"
 #include "tensor_index.hpp"
 #include "test_support.hpp"
+#include "tf32_probe.hpp"
 #include "tolerance.hpp"
 
 #include <tessera/tessera.hpp>
@@ -149,6 +150,11 @@ struct matmul_case {
   tsrpMatmulProblem p;
   float alpha, beta;
   bool use_pool;  // pass no workspace: the handle's pool serves
+  tsrMathMode_t math = TSR_MATH_DEFAULT;
+  // TF32 numerics (tf32_probe.hpp): probe inputs, the result checked within TF32's bound;
+  // `*differs` then says whether it differs from the exact sum anywhere.
+  bool tf32_probe = false;
+  bool* differs = nullptr;
 };
 
 tsrpMatmulProblem make_problem(const mm_shape& s, const type_combo& t, const epilogue& e, bool with_bias) {
@@ -173,10 +179,16 @@ bool run_matmul_case(tsrHandle_t h, const tsrKernelInfo_t& k, const matmul_case&
   ref::host_tensor a(p.a), b(p.b), c0(p.c);
   ref::host_tensor bias = p.has_bias ? ref::host_tensor(p.bias) : ref::host_tensor();
   const int64_t length = ref::matmul_reduction_length(p);
-  // Sums must stay exact in C's type (s8 inputs: the s32/f32 accumulator's range).
-  ref::conv_fill fill = ref::choose_conv_fill(p.c.data_type, length);
-  ref::fill_integers(a, fill.x, seed);
-  ref::fill_integers(b, fill.w, seed + 1);
+  if (mc.tf32_probe) {
+    ref::fill_integers(a, tf32_probe_wide(), seed);
+    ref::fill_integers(b, tf32_probe_narrow(), seed + 1);
+  } else {
+    // Sums must stay exact in C's type (s8 inputs: the s32/f32 accumulator's range). For f32 the
+    // values are small integers, exact in TF32 too, so the f32 tolerance holds under TSR_MATH_ALLOW_TF32.
+    ref::conv_fill fill = ref::choose_conv_fill(p.c.data_type, length);
+    ref::fill_integers(a, fill.x, seed);
+    ref::fill_integers(b, fill.w, seed + 1);
+  }
   ref::fill_integers(c0, ref::fill_spec{-3, 3, 1.0}, seed + 2);
   if (p.has_bias) ref::fill_integers(bias, ref::fill_spec{-3, 3, 1.0}, seed + 3);
 
@@ -190,9 +202,13 @@ bool run_matmul_case(tsrHandle_t h, const tsrKernelInfo_t& k, const matmul_case&
   tsrDestroyActivationDescriptor(act);  // the matmul descriptor holds a copy
   desc_owner ad(p.a), bd(p.b), cd(p.c);
   tsrTensorDescriptor_t bias_d = p.has_bias ? make_desc(p.bias) : nullptr;
+
+  // The handle's math mode reaches the kernels as the problem's; restored below.
+  EXPECT_OK(tsrSetMathMode(h, mc.math));
   const auto cleanup = [&] {
     tsrDestroyMatmulDescriptor(mm);
     tsrDestroyTensorDescriptor(bias_d);
+    EXPECT_OK(tsrSetMathMode(h, TSR_MATH_DEFAULT));
   };
 
   size_t ws_bytes = 0;
@@ -232,8 +248,13 @@ bool run_matmul_case(tsrHandle_t h, const tsrKernelInfo_t& k, const matmul_case&
                           mc.beta, expected.data(), &error))
       << error;
   expected.round_to_data_type();
-  ref::compare_result r = ref::compare(got, expected, ref::matmul_tolerance(p));
-  EXPECT_TRUE(r.ok()) << r.message;
+  if (mc.tf32_probe) {
+    const bool differs = expect_tf32_result(got, expected, length);
+    if (mc.differs) *mc.differs = *mc.differs || differs;
+  } else {
+    ref::compare_result r = ref::compare(got, expected, ref::matmul_tolerance(p));
+    EXPECT_TRUE(r.ok()) << r.message;
+  }
   int64_t clobbered = 0;
   for (int64_t i = 0; i < got.extent(); ++i)
     if (!logical[static_cast<size_t>(i)] && got.data()[i] != k_sentinel) ++clobbered;
@@ -267,14 +288,20 @@ TEST_P(MatmulConformance, matmul_matches_the_reference) {
                                 e.order == TSR_MATMUL_BLEND_BEFORE_ACTIVATION;
               if (!plain && !full && tc.in != TSRP_DATA_FLOAT && tc.in != TSRP_DATA_BFLOAT16) continue;
               if (with_bias && s.bias == bias_kind::none) continue;
-              SCOPED_TRACE(case_label(k, s, tc, e, with_bias, alpha, beta));
-              matmul_case mc{make_problem(s, tc, e, with_bias), alpha, beta, false};
-              std::string why;
-              if (run_matmul_case(h_, k, mc, seed++, &why)) {
-                ++t.ran;
-              } else {
-                ++t.declined;
-                if (t.example_reason.empty()) t.example_reason = why;
+              // f32 runs again with TF32 allowed (the kernels that only run under it); its small
+              // integer inputs are exact in TF32, so the f32 tolerance holds.
+              for (tsrMathMode_t math : {TSR_MATH_DEFAULT, TSR_MATH_ALLOW_TF32}) {
+                if (math == TSR_MATH_ALLOW_TF32 && tc.in != TSRP_DATA_FLOAT) continue;
+                SCOPED_TRACE(case_label(k, s, tc, e, with_bias, alpha, beta) +
+                             (math == TSR_MATH_ALLOW_TF32 ? " math=tf32" : ""));
+                matmul_case mc{make_problem(s, tc, e, with_bias), alpha, beta, false, math};
+                std::string why;
+                if (run_matmul_case(h_, k, mc, seed++, &why)) {
+                  ++t.ran;
+                } else {
+                  ++t.declined;
+                  if (t.example_reason.empty()) t.example_reason = why;
+                }
               }
             }
     EXPECT_GT(t.ran, 0) << k.backend_name << "/" << k.kernel_name
@@ -286,6 +313,34 @@ TEST_P(MatmulConformance, matmul_matches_the_reference) {
     std::printf("[ conform  ] %s/%s matmul: %d cases ran, %d declined%s%s\n", k.backend_name,
                 k.kernel_name, t.ran, t.declined, t.declined ? ", e.g. " : "",
                 t.example_reason.substr(0, 160).c_str());
+  }
+}
+
+// TF32 numerics (TSR_MATH_ALLOW_TF32), as the convolutions' tests: probe inputs whose sums are
+// exact in fp32 but not in TF32, every f32 shape with the plain epilogue. Each result must stay
+// within TF32's bound of the exact sum, and a kernel named *_tf32 must run and differ from it
+// somewhere (it is not an exact path in disguise); other kernels may stay exact.
+TEST_P(MatmulConformance, tf32_matmul_stays_within_tf32_rounding) {
+  std::vector<tsrKernelInfo_t> ks = kernels_of(GetParam().name, TSR_OP_MATMUL);
+  if (ks.empty()) GTEST_SKIP() << GetParam().name << " has no matmul kernel";
+  for (const tsrKernelInfo_t& k : ks) {
+    int ran = 0;
+    bool differs = false;
+    uint32_t seed = 211;
+    for (const mm_shape& s : k_shapes) {
+      SCOPED_TRACE(case_label(k, s, k_types[0], k_epilogues[0], false, 1.0f, 0.0f) + " math=tf32 probe");
+      matmul_case mc{make_problem(s, k_types[0], k_epilogues[0], false), 1.0f, 0.0f, false,
+                     TSR_MATH_ALLOW_TF32, true, &differs};
+      ASSERT_LE(ref::matmul_reduction_length(mc.p), tf32_probe_max_length);
+      std::string why;
+      if (run_matmul_case(h_, k, mc, seed++, &why)) ++ran;
+    }
+    if (std::string(k.kernel_name).find("_tf32") != std::string::npos) {
+      EXPECT_GT(ran, 0) << k.kernel_name << " declined every f32 case under TSR_MATH_ALLOW_TF32";
+      EXPECT_TRUE(differs) << k.kernel_name << " gave exact fp32 results: not the TF32 tensor cores";
+    }
+    std::printf("[ conform  ] %s/%s matmul tf32: %d cases ran%s\n", k.backend_name, k.kernel_name, ran,
+                differs ? ", rounded like TF32" : "");
   }
 }
 

@@ -283,7 +283,7 @@ if has variants; then
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
   # up_convolutions (the 3-D U-Net's up-convolutions beside cuDNN's), lnorm_pair (the layer-norm
   # forward with two rows in flight per warp), pool_fwd_form (the 3x3/2 max-pool forward's columns
-  # and rows per step). The lean
+  # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -312,6 +312,22 @@ if has variants; then
     # each form's conformance.
     time_variants TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM "0 1 2 3" pool_fwd_form '--pool'
     for v in 1 2 3; do test_variant TESSERA_CUDA_POOL_FWD_MAX3X3S2_FORM $v pool_fwd_form '*Pooling*/cuda'; done
+  fi
+  if want gemm_tf32; then
+    # The GEMM engine's TF32 kernel (gemm_mma_tf32.cuh; matmul_tf32_mma_sync, and the RNN and
+    # up-convolution GEMMs under TF32), registered only under TESSERA_CUDA_GEMM_TF32=1 and not yet
+    # run on a GPU: the matmul sweep (f32 again under TF32) and its TF32 numerics test, then fp32
+    # GEMMs and the anchor LSTM in fp32 under TF32, exact (0) against TF32 (1), beside cuDNN (timed
+    # only: --mode=C holds fp32 tolerances; the tests above check the TF32 numerics).
+    test_variant TESSERA_CUDA_GEMM_TF32 1 gemm_tf32 '*Matmul*/cuda'
+    printf '%s\n' '--matmul --dt=f32 m4096n4096k4096 m8192n1024k1024 m64n4096k1024 2x8x512x64:2x8x64x512' \
+        '--reset --rnn --dt=f32 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm' \
+        > "$out/gemm_tf32_problems.txt"
+    for v in 0 1; do
+      env TESSERA_CUDA_GEMM_TF32=$v timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+          --attr-fpmath=tf32 --batch="$out/gemm_tf32_problems.txt" > "$out/variant_gemm_tf32_$v.txt" 2>&1
+      row "gemm_tf32 $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9.]+TFLOP/s' "$out/variant_gemm_tf32_$v.txt" | tr '\n' ' ' | cut -c1-120) $(tail -1 "$out/variant_gemm_tf32_$v.txt" | cut -c1-50)"
+    done
   fi
   if want pool_max3x3s2; then
     # Both anchor pooling lines (forward, then backward) under each kernel choice per direction.

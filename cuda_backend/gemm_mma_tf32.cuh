@@ -1,0 +1,182 @@
+// The engine's tensor-core GEMM for fp32 operands under TF32 (the handle's math mode allows it):
+// mma.sync.m16n8k8 .tf32 with fp32 accumulators, the epilogue of gemm_epilogue.cuh after the
+// mainloop (store_accumulators, shared with the fp16/bf16 kernel).
+//
+// Why its own kernel and not gemm_mma_kernel with a fourth type: that kernel's shared tiles and
+// ldmatrix fragments are 16-bit ones (an 8x8 b16 matrix per ldmatrix, and the .trans form its
+// mn-major operands need has no 32-bit counterpart). Here both operands are staged as rows along
+// M (A) or N (B) with K contiguous, TF32-rounded once when stored (cvt.rna), 4 floats of padding a
+// row: the m16n8k8 fragments are then plain 32-bit shared loads, a[g][t], a[g+8][t], a[g][t+4],
+// a[g+8][t+4] and b[n=g][t], b[g][t+4] (g = lane / 4, t = lane % 4), and with a row pitch of 20
+// words the 32 lanes of each load hit 32 different banks (g * 20 + t mod 32 is one-to-one).
+// Loading is the register-staged kind of the fp16 kernel's generic path, for any strides: each
+// thread holds its share of the next K tile in registers during the current tile's mma, walking
+// the operand's smaller stride so that global loads coalesce as far as they can. No cp.async
+// ring: a first form, kept simple until the H200 says where its time goes.
+// Accumulation: each C element is one thread's fixed-order sum (no split-k): bitwise
+// reproducible run to run.
+#pragma once
+
+#include "gemm_epilogue.cuh"
+#include "gemm_kernel_params.cuh"
+#include "gemm_mma_ptx.cuh"
+#include "gemm_mma_sync.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tessera::cuda::gemm {
+
+constexpr int tf32_tile_k = 16;                // two m16n8k8 steps per staged tile
+constexpr int tf32_pitch = tf32_tile_k + 4;    // words per staged row (conflict-free fragments)
+
+// One operand tile as a loader sees it: Rows along M (A) or N (B) by tf32_tile_k along K;
+// element (mn, p) of the operand at base[mn * mn_stride + p * k_stride]. WalkK: consecutive
+// threads take consecutive k (the operand's K stride is its smaller one), else consecutive mn.
+template <int Rows, int Threads, bool WalkK>
+struct tf32_tile_loader {
+  static constexpr int per_thread = Rows * tf32_tile_k / Threads;
+  static_assert(per_thread * Threads == Rows * tf32_tile_k, "whole elements per thread");
+
+  const float* base;
+  int64_t mn_stride, k_stride;
+  int32_t extent, k, mn0;
+  float staged[per_thread];
+
+  __device__ __forceinline__ static void position(int e, int& mn, int& p) {
+    const int flat = static_cast<int>(threadIdx.x) + e * Threads;
+    if constexpr (WalkK) {
+      mn = flat / tf32_tile_k;
+      p = flat % tf32_tile_k;
+    } else {
+      mn = flat % Rows;
+      p = flat / Rows;
+    }
+  }
+
+  // Elements past the matrix's edge (M/N or K) are zero: they add nothing to any sum.
+  __device__ __forceinline__ void fetch(int32_t k0) {
+#pragma unroll
+    for (int e = 0; e < per_thread; ++e) {
+      int mn, p;
+      position(e, mn, p);
+      const int32_t gm = mn0 + mn, gk = k0 + p;
+      staged[e] = (gm < extent && gk < k) ? base[gm * mn_stride + gk * k_stride] : 0.0f;
+    }
+  }
+
+  __device__ __forceinline__ void stash(uint32_t* tile) const {
+#pragma unroll
+    for (int e = 0; e < per_thread; ++e) {
+      int mn, p;
+      position(e, mn, p);
+      tile[mn * tf32_pitch + p] = to_tf32(staged[e]);
+    }
+  }
+};
+
+template <typename Config>
+constexpr int tf32_shared_bytes() {
+  const int pipeline = 2 * (Config::block_m + Config::block_n) * tf32_pitch * static_cast<int>(sizeof(uint32_t));
+  const int c_tile = Config::block_m * mma_c_tile_pitch<Config>() * static_cast<int>(sizeof(float));
+  return pipeline > c_tile ? pipeline : c_tile;
+}
+
+template <typename Config, bool AWalkK, bool BWalkK>
+__global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel_params p) {
+  constexpr int BM = Config::block_m, BN = Config::block_n, BK = tf32_tile_k;
+  constexpr int MI = Config::mma_m, NI = Config::mma_n;
+  constexpr int a_words = BM * tf32_pitch, b_words = BN * tf32_pitch;
+
+  extern __shared__ __align__(128) unsigned char shared_raw[];
+  uint32_t* const a_tiles = reinterpret_cast<uint32_t*>(shared_raw);  // two buffers each
+  uint32_t* const b_tiles = a_tiles + 2 * a_words;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32, warp = tid / 32;
+  const int group = lane >> 2, quad = lane & 3;
+  const int warp_row = (warp / Config::warps_n) * Config::warp_m;
+  const int warp_col = (warp % Config::warps_n) * Config::warp_n;
+  int32_t tile_m, tile_n;
+  tile_of_block(p.tiles_m, p.tiles_n, tile_m, tile_n);
+  const int32_t m0 = tile_m * BM, n0 = tile_n * BN;
+  const int ktiles = (p.k + BK - 1) / BK;
+
+  float acc[MI][NI][4];
+  const auto multiply = [&](const uint32_t* a_tile, const uint32_t* b_tile) {
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+      uint32_t af[MI][4];
+      uint32_t bf[NI][2];
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        const uint32_t* row = a_tile + (warp_row + mi * 16 + group) * tf32_pitch + kk + quad;
+        af[mi][0] = row[0];
+        af[mi][1] = row[8 * tf32_pitch];
+        af[mi][2] = row[4];
+        af[mi][3] = row[8 * tf32_pitch + 4];
+      }
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        const uint32_t* col = b_tile + (warp_col + ni * 8 + group) * tf32_pitch + kk + quad;
+        bf[ni][0] = col[0];
+        bf[ni][1] = col[4];
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) mma_1688_tf32(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
+    }
+  };
+
+  for (int64_t batch = blockIdx.z; batch < p.batch.count; batch += gridDim.z) {
+    const batch_offsets o = offsets_of_batch(p.batch, batch);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
+
+    tf32_tile_loader<BM, Config::threads, AWalkK> load_a;
+    tf32_tile_loader<BN, Config::threads, BWalkK> load_b;
+    load_a.base = static_cast<const float*>(p.a) + o.a;
+    load_a.mn_stride = p.a_row_stride;
+    load_a.k_stride = p.a_col_stride;
+    load_a.extent = p.m;
+    load_a.k = p.k;
+    load_a.mn0 = m0;
+    load_b.base = static_cast<const float*>(p.b) + o.b;
+    load_b.mn_stride = p.b_col_stride;
+    load_b.k_stride = p.b_row_stride;
+    load_b.extent = p.n;
+    load_b.k = p.k;
+    load_b.mn0 = n0;
+    if (ktiles > 0) {
+      load_a.fetch(0);
+      load_b.fetch(0);
+      load_a.stash(a_tiles);
+      load_b.stash(b_tiles);
+      __syncthreads();
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const int buffer = kt & 1;
+      const bool more = kt + 1 < ktiles;
+      if (more) {
+        load_a.fetch((kt + 1) * BK);
+        load_b.fetch((kt + 1) * BK);
+      }
+      multiply(a_tiles + buffer * a_words, b_tiles + buffer * b_words);
+      // The other buffer was last read before the barrier that ended the previous step.
+      if (more) {
+        load_a.stash(a_tiles + (buffer ^ 1) * a_words);
+        load_b.stash(b_tiles + (buffer ^ 1) * b_words);
+      }
+      __syncthreads();
+    }
+    store_accumulators<Config>(acc, shared_raw, p, o, m0, n0, warp_row, warp_col);
+  }
+}
+
+}  // namespace tessera::cuda::gemm
