@@ -4,7 +4,8 @@
 // alpha1 and alpha2 are the binary's runtime source scales, beta a sum post-op (left out when
 // beta == 0, so c is not read then). The unary ops are binary_max(a, a), which is a exactly,
 // followed by an eltwise post-op: sqrt, or linear(-1, 1) for not's 1 - x. Plans, first one
-// oneDNN implements with other than its reference code (else the first implemented at all):
+// oneDNN implements with other than its reference code (else the first implemented at all), at
+// run time among those that fit the workspace workspace_size reported (choose_plan):
 //   1. direct: a, b and c as the user laid them out, types as given;
 //   2. staged: a and b converted into dense f32 buffers in the workspace, the binary in f32
 //      into a third buffer, and one reorder writing c with beta as its sum (f16 on CPUs without
@@ -119,13 +120,21 @@ std::shared_ptr<binary_plan> try_plan(const dnnl::engine& engine, const tsrpOpTe
   return pl;
 }
 
+// Only plans of at most `limit` workspace bytes: the run passes what workspace_size reported, so
+// that scalars oneDNN judges apart from their class (a NaN beta turns the direct plan into the
+// reference binary) take the reference plan rather than a staged one the host did not size for.
 std::shared_ptr<binary_plan> choose_plan(const dnnl::engine& engine, const tsrpOpTensorProblem& p,
-                                         const tsrpOpTensorArgs& a) {
+                                         const tsrpOpTensorArgs& a, size_t limit) {
   std::shared_ptr<binary_plan> reference_plan;
   std::string error;
   for (bool staged : {false, true}) {
     try {
       auto pl = try_plan(engine, p, a, staged);
+      if (pl->workspace_bytes > limit) {
+        error = pl->description + ": more than the " + std::to_string(limit) +
+                " bytes workspace_size reported";
+        continue;
+      }
       if (!is_reference_impl(pl->pd)) return pl;
       if (!reference_plan) reference_plan = pl;
     } catch (const dnnl::error&) {
@@ -187,7 +196,11 @@ struct op_tensor_traits {
     return {};
   }
   static std::shared_ptr<plan> build(const dnnl::engine& e, const problem& p, const args& a) {
-    return choose_plan(e, p, a);
+    return choose_plan(e, p, a, k_no_workspace_limit);
+  }
+  static std::shared_ptr<plan> build_within(const dnnl::engine& e, const problem& p, const args& a,
+                                            size_t limit) {
+    return choose_plan(e, p, a, limit);
   }
   static void instantiate(plan& pl) {
     pl.binary = dnnl::binary(pl.pd);

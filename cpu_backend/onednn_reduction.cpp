@@ -133,13 +133,21 @@ bool is_reference(const reduce_plan& pl) {
   return pl.has_reduction ? is_reference_impl(pl.reduction_pd) : is_reference_impl(pl.out.pd);
 }
 
+// Only plans of at most `limit` workspace bytes (the run passes what workspace_size reported, see
+// k_scale_classes; the plan of the call's scalar class always fits).
 std::shared_ptr<reduce_plan> choose_plan(const dnnl::engine& engine,
-                                         const tsrpReduceTensorProblem& p, float alpha, float beta) {
+                                         const tsrpReduceTensorProblem& p, float alpha, float beta,
+                                         size_t limit) {
   std::shared_ptr<reduce_plan> reference_plan;
   std::string error;
   for (bool staged : {false, true}) {
     try {
       auto pl = try_plan(engine, p, alpha, beta, staged);
+      if (pl->workspace_bytes > limit) {
+        error = pl->description + ": more than the " + std::to_string(limit) +
+                " bytes workspace_size reported";
+        continue;
+      }
       if (!is_reference(*pl)) return pl;
       if (!reference_plan) reference_plan = pl;
     } catch (const dnnl::error&) {
@@ -258,7 +266,11 @@ struct reduce_traits {
     return {};
   }
   static std::shared_ptr<plan> build(const dnnl::engine& e, const problem& p, const args& a) {
-    return choose_plan(e, p, a.alpha, a.beta);
+    return choose_plan(e, p, a.alpha, a.beta, k_no_workspace_limit);
+  }
+  static std::shared_ptr<plan> build_within(const dnnl::engine& e, const problem& p, const args& a,
+                                            size_t limit) {
+    return choose_plan(e, p, a.alpha, a.beta, limit);
   }
   static void instantiate(plan& pl) {
     if (pl.a_in) pl.a_in->instantiate();

@@ -63,19 +63,35 @@ bool is_reference(const copy_plan& plan) {
 }
 
 // Direct unless only the reference reorder does it directly and the staged pair does better.
+// Only plans of at most `limit` workspace bytes (the run passes what workspace_size reported, see
+// k_scale_classes; the plan of the call's scalar class always fits).
 std::shared_ptr<copy_plan> choose_copy(const dnnl::engine& engine, const tsrpTensor& src,
-                                       const tsrpTensor& dst, float alpha, float beta) {
+                                       const tsrpTensor& dst, float alpha, float beta,
+                                       size_t limit) {
   std::shared_ptr<copy_plan> direct, staged;
   std::string error;
+  const auto over_limit = [&](const copy_plan& plan) {
+    if (plan.workspace_bytes <= limit) return false;
+    error = plan.description + ": more than the " + std::to_string(limit) +
+            " bytes workspace_size reported";
+    return true;
+  };
   try {
     direct = try_copy(engine, src, dst, alpha, beta, false);
-    if (!is_reference(*direct)) return direct;
+    if (over_limit(*direct))
+      direct.reset();
+    else if (!is_reference(*direct))
+      return direct;
   } catch (const dnnl::error&) {
     error = current_exception_text();
   }
   try {
     staged = try_copy(engine, src, dst, alpha, beta, true);
+    if (over_limit(*staged)) staged.reset();
   } catch (const dnnl::error&) {
+    // no staged pair either: the message below keeps the direct attempt's reason
+  }
+  if (!staged) {
     if (direct) return direct;
     throw plugin_error(TSRP_STATUS_NOT_SUPPORTED,
                        std::string("oneDNN has no reorder from ") + data_type_name(src.data_type) +
@@ -148,7 +164,11 @@ struct transform_traits {
     return a.x && a.y ? std::string() : std::string("null x or y");
   }
   static std::shared_ptr<plan> build(const dnnl::engine& e, const problem& p, const args& a) {
-    return choose_copy(e, p.x, p.y, a.alpha, a.beta);
+    return build_within(e, p, a, k_no_workspace_limit);
+  }
+  static std::shared_ptr<plan> build_within(const dnnl::engine& e, const problem& p, const args& a,
+                                            size_t limit) {
+    return choose_copy(e, p.x, p.y, a.alpha, a.beta, limit);
   }
   static void instantiate(plan& pl) { instantiate_copy(pl); }
   static void execute(const plan& pl, context& ctx, const problem&, const args& a, void* ws) {
@@ -187,7 +207,11 @@ struct add_traits {
     return a.a && a.c ? std::string() : std::string("null a or c");
   }
   static std::shared_ptr<plan> build(const dnnl::engine& e, const problem& p, const args& a) {
-    return choose_copy(e, broadcast_view(p.a, p.c), p.c, a.alpha, a.beta);
+    return build_within(e, p, a, k_no_workspace_limit);
+  }
+  static std::shared_ptr<plan> build_within(const dnnl::engine& e, const problem& p, const args& a,
+                                            size_t limit) {
+    return choose_copy(e, broadcast_view(p.a, p.c), p.c, a.alpha, a.beta, limit);
   }
   static void instantiate(plan& pl) { instantiate_copy(pl); }
   static void execute(const plan& pl, context& ctx, const problem&, const args& a, void* ws) {

@@ -141,25 +141,35 @@ struct scale_traits {
     return a.y ? std::string() : std::string("null y");
   }
   static std::shared_ptr<plan> build(const dnnl::engine& engine, const problem& p, const args& a) {
-    auto pl = std::make_shared<scale_plan>();
-    pl->user_y = make_memory_desc(p.y);
+    return build_within(engine, p, a, k_no_workspace_limit);
+  }
+  // The in-place eltwise unless it is oneDNN's reference code; then the staged reorders, unless
+  // they need more than `limit` bytes (the run passes what workspace_size reported, see
+  // k_scale_classes) and the reference eltwise fits.
+  static std::shared_ptr<plan> build_within(const dnnl::engine& engine, const problem& p,
+                                            const args& a, size_t limit) {
+    std::shared_ptr<scale_plan> in_place;  // the reference eltwise, kept as the fallback
     if (is_floating_data_type(p.y.data_type)) {
       try {
+        auto pl = std::make_shared<scale_plan>();
+        pl->user_y = make_memory_desc(p.y);
         pl->eltwise_pd = dnnl::eltwise_forward::primitive_desc(
             engine, dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_linear, pl->user_y,
             pl->user_y, a.alpha, 0.0f, user_scratchpad_attr());
-        if (!is_reference_impl(pl->eltwise_pd)) {
-          workspace_layout layout;
-          pl->scratchpad_offset = layout.reserve(scratchpad_bytes(pl->eltwise_pd));
-          pl->workspace_bytes = layout.required_bytes();
-          pl->description = std::string("in place eltwise=") + pl->eltwise_pd.impl_info_str();
-          return pl;
+        workspace_layout layout;
+        pl->scratchpad_offset = layout.reserve(scratchpad_bytes(pl->eltwise_pd));
+        pl->workspace_bytes = layout.required_bytes();
+        pl->description = std::string("in place eltwise=") + pl->eltwise_pd.impl_info_str();
+        if (pl->workspace_bytes <= limit) {
+          if (!is_reference_impl(pl->eltwise_pd)) return pl;
+          in_place = pl;
         }
       } catch (const dnnl::error&) {
         // no eltwise for this type here (f16 without AVX512-FP16): stage
       }
     }
-    pl->eltwise_pd = dnnl::eltwise_forward::primitive_desc();
+    auto pl = std::make_shared<scale_plan>();
+    pl->user_y = make_memory_desc(p.y);
     pl->stage = make_dense_desc_like(p.y, dt::f32);
     try {
       pl->to_stage = make_reorder_step(engine, pl->user_y, pl->stage, a.alpha, 0.0f);
@@ -176,6 +186,12 @@ struct scale_traits {
     pl->workspace_bytes = layout.required_bytes();
     pl->description = std::string("staged through f32: reorder=") + pl->to_stage->pd.impl_info_str() +
                       " (scaled) then reorder=" + pl->back->pd.impl_info_str();
+    if (pl->workspace_bytes > limit) {
+      if (in_place) return in_place;
+      throw plugin_error(TSRP_STATUS_NOT_SUPPORTED,
+                         pl->description + ": more than the " + std::to_string(limit) +
+                             " bytes workspace_size reported");
+    }
     return pl;
   }
   static void instantiate(plan& pl) {

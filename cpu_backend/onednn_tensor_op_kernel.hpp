@@ -15,6 +15,10 @@
 //     static std::string check_args(const problem&, const args&);  // null pointers, sizes
 //     static std::shared_ptr<plan> build(const dnnl::engine&, const problem&, const args&);
 //                                                    // throws plugin_error(NOT_SUPPORTED)
+//     // (optional, for kernels that choose between plans) build, choosing only among the plans
+//     // that need at most `limit` workspace bytes; run() uses it, see run_workspace_limit.
+//     static std::shared_ptr<plan> build_within(const dnnl::engine&, const problem&, const args&,
+//                                               size_t limit);
 //     static void instantiate(plan&);
 //     static void execute(const plan&, context&, const problem&, const args&, void* workspace);
 //   };
@@ -31,8 +35,11 @@
 #include "onednn_primitive_cache.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 namespace tessera::onednn {
 
@@ -42,8 +49,26 @@ namespace tessera::onednn {
 // 1, so beta = 2 may fall to a reference implementation that needs a staging buffer while beta = 1
 // does not). Which classes differ depends on the CPU's ISA, so the workspace query takes the
 // largest plan over all of them rather than guessing.
+//
+// The classes are what the workspace query can know; the run builds its plan for the call's own
+// scalars, and oneDNN may judge a scalar by more than its class. A NaN beta is one: the jit
+// binary takes sum post-ops only when their scales compare equal (sum_requires_same_params), NaN
+// != NaN, so op_tensor's direct plan falls to the reference binary and the staged plan (dense f32
+// buffers, e.g. 191 bytes for a 4x4 f16/bf16 c) would be chosen although workspace_size, from the
+// classes, said 0. More classes would not close that gap and would make every call reserve the
+// staging buffers; so the run chooses only among plans that fit what workspace_size reported for
+// the problem (build_within with run_workspace_limit), which the class's own plan always does.
 inline constexpr float k_scale_classes[] = {1.0f, 2.0f};
 inline constexpr float k_sum_classes[] = {0.0f, 1.0f, 0.5f};
+
+// No limit: the workspace query's own plans.
+inline constexpr size_t k_no_workspace_limit = std::numeric_limits<size_t>::max();
+
+// Whether Traits has build_within (see the list above).
+template <class Traits, class = void>
+struct has_build_within : std::false_type {};
+template <class Traits>
+struct has_build_within<Traits, std::void_t<decltype(&Traits::build_within)>> : std::true_type {};
 
 struct tensor_op_plan : cached_entry {
   size_t workspace_bytes = 0;
@@ -104,6 +129,17 @@ class tensor_op_kernel {
     });
   }
 
+  // The most workspace a run's plan may take: what workspace_size reports for the problem (the
+  // largest plan over the scalar classes), so that a call whose scalars oneDNN judges differently
+  // from their class (k_scale_classes) still runs in the workspace the host sized from
+  // workspace_size. The query's answer is cached, and the plan it bounds is built once per
+  // (problem, scalars), so this costs nothing on the warm path. A problem the query declined
+  // made no promise: no limit.
+  static size_t run_workspace_limit(const problem_t& p) {
+    auto q = query(p);
+    return q->reason.empty() ? q->workspace_bytes : k_no_workspace_limit;
+  }
+
   static int can_implement(void*, const void* problem, char* reason, size_t reason_size) {
     try {
       problem_t p;
@@ -157,7 +193,11 @@ class tensor_op_kernel {
       cache_key key = Traits::key(p);
       Traits::add_args(key, a);
       auto plan = ctx.cache().get_or_create<plan_t>(key.str(), [&] {
-        auto made = Traits::build(ctx.engine(), p, a);
+        std::shared_ptr<plan_t> made;
+        if constexpr (has_build_within<Traits>::value)
+          made = Traits::build_within(ctx.engine(), p, a, run_workspace_limit(p));
+        else
+          made = Traits::build(ctx.engine(), p, a);
         annotate(Labels::creation().c_str(), [&] { Traits::instantiate(*made); });
         log_message(TSRP_LOG_DEBUG, name + " plan: " + made->description);
         return made;
