@@ -6,9 +6,8 @@
 // ldmatrix fragments are 16-bit ones (an 8x8 b16 matrix per ldmatrix, and the .trans form its
 // mn-major operands need has no 32-bit counterpart). Here both operands are staged as rows along
 // M (A) or N (B) with K contiguous, TF32-rounded once when stored (cvt.rna), 4 floats of padding a
-// row: the m16n8k8 fragments are then plain 32-bit shared loads, a[g][t], a[g+8][t], a[g][t+4],
-// a[g+8][t+4] and b[n=g][t], b[g][t+4] (g = lane / 4, t = lane % 4), and with a row pitch of 20
-// words the 32 lanes of each load hit 32 different banks (g * 20 + t mod 32 is one-to-one).
+// row: the m16n8k8 fragments are then plain 32-bit shared loads (gemm_tf32_layout.hpp, whose
+// index functions the host test runs block by block against a naive GEMM).
 // Loading is the register-staged kind of the fp16 kernel's generic path, for any strides: each
 // thread holds its share of the next K tile in registers during the current tile's mma, walking
 // the operand's smaller stride so that global loads coalesce as far as they can. No cp.async
@@ -21,15 +20,13 @@
 #include "gemm_kernel_params.cuh"
 #include "gemm_mma_ptx.cuh"
 #include "gemm_mma_sync.cuh"
+#include "gemm_tf32_layout.hpp"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace tessera::cuda::gemm {
-
-constexpr int tf32_tile_k = 16;                // two m16n8k8 steps per staged tile
-constexpr int tf32_pitch = tf32_tile_k + 4;    // words per staged row (conflict-free fragments)
 
 // One operand tile as a loader sees it: Rows along M (A) or N (B) by tf32_tile_k along K;
 // element (mn, p) of the operand at base[mn * mn_stride + p * k_stride]. WalkK: consecutive
@@ -45,14 +42,7 @@ struct tf32_tile_loader {
   float staged[per_thread];
 
   __device__ __forceinline__ static void position(int e, int& mn, int& p) {
-    const int flat = static_cast<int>(threadIdx.x) + e * Threads;
-    if constexpr (WalkK) {
-      mn = flat / tf32_tile_k;
-      p = flat % tf32_tile_k;
-    } else {
-      mn = flat % Rows;
-      p = flat / Rows;
-    }
+    tf32_stage_position<Rows, Threads, WalkK>(static_cast<int>(threadIdx.x), e, mn, p);
   }
 
   // Elements past the matrix's edge (M/N or K) are zero: they add nothing to any sum.
@@ -71,7 +61,7 @@ struct tf32_tile_loader {
     for (int e = 0; e < per_thread; ++e) {
       int mn, p;
       position(e, mn, p);
-      tile[mn * tf32_pitch + p] = to_tf32(staged[e]);
+      tile[tf32_stage_word(mn, p)] = to_tf32(staged[e]);
     }
   }
 };
@@ -95,7 +85,6 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
 
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % 32, warp = tid / 32;
-  const int group = lane >> 2, quad = lane & 3;
   const int warp_row = (warp / Config::warps_n) * Config::warp_m;
   const int warp_col = (warp % Config::warps_n) * Config::warp_n;
   int32_t tile_m, tile_n;
@@ -110,19 +99,13 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
       uint32_t af[MI][4];
       uint32_t bf[NI][2];
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-        const uint32_t* row = a_tile + (warp_row + mi * 16 + group) * tf32_pitch + kk + quad;
-        af[mi][0] = row[0];
-        af[mi][1] = row[8 * tf32_pitch];
-        af[mi][2] = row[4];
-        af[mi][3] = row[8 * tf32_pitch + 4];
-      }
+      for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const uint32_t* col = b_tile + (warp_col + ni * 8 + group) * tf32_pitch + kk + quad;
-        bf[ni][0] = col[0];
-        bf[ni][1] = col[4];
-      }
+        for (int r = 0; r < 4; ++r) af[mi][r] = a_tile[tf32_a_fragment_word(warp_row + mi * 16, kk, lane, r)];
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) bf[ni][r] = b_tile[tf32_b_fragment_word(warp_col + ni * 8, kk, lane, r)];
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
