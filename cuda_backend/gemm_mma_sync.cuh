@@ -194,6 +194,59 @@ constexpr int mma_shared_bytes() {
   return pipeline > c_tile ? pipeline : c_tile;
 }
 
+// Where this block and this thread's warp work: the block's C tile (m0, n0), the warp's piece of
+// it, and the number of BK-wide K tiles.
+struct mma_block_tile {
+  int lane, warp_row, warp_col;
+  int32_t m0, n0;
+  int ktiles;
+};
+
+template <typename Config, int BK>
+__device__ __forceinline__ mma_block_tile mma_block_tile_of(const kernel_params& p) {
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
+  int32_t tile_m, tile_n;
+  tile_of_block(p.tiles_m, p.tiles_n, tile_m, tile_n);
+  return {tid % 32,
+          (warp / Config::warps_n) * Config::warp_m,
+          (warp % Config::warps_n) * Config::warp_n,
+          tile_m * Config::block_m,
+          tile_n * Config::block_n,
+          (p.k + BK - 1) / BK};
+}
+
+// The mainloop of the register-staged loaders (this file's generic_tile_loader, the TF32 kernel's
+// tf32_tile_loader): each thread fetches its share of K tile kt + 1 into registers while the
+// block multiplies tile kt from one of two shared buffers, then stashes it into the other. Ends
+// with a barrier (store_accumulators' precondition).
+template <int BK, typename LoadA, typename LoadB, typename Tile, typename Multiply>
+__device__ __forceinline__ void register_staged_mainloop(LoadA& load_a, LoadB& load_b, Tile* a_buffers, int a_elements,
+                                                         Tile* b_buffers, int b_elements, int ktiles,
+                                                         const Multiply& multiply) {
+  if (ktiles > 0) {
+    load_a.fetch(0);
+    load_b.fetch(0);
+    load_a.stash(a_buffers);
+    load_b.stash(b_buffers);
+    __syncthreads();
+  }
+  for (int kt = 0; kt < ktiles; ++kt) {
+    const int buffer = kt & 1;
+    const bool more = kt + 1 < ktiles;
+    if (more) {
+      load_a.fetch((kt + 1) * BK);
+      load_b.fetch((kt + 1) * BK);
+    }
+    multiply(a_buffers + buffer * a_elements, b_buffers + buffer * b_elements);
+    // The other buffer was last read before the barrier that ended the previous step.
+    if (more) {
+      load_a.stash(a_buffers + (buffer ^ 1) * a_elements);
+      load_b.stash(b_buffers + (buffer ^ 1) * b_elements);
+    }
+    __syncthreads();
+  }
+}
+
 // The accumulators of one block tile, in the m16n8 layout both mma shapes share, through the
 // epilogue into C. They go through shared memory (the pipeline's, idle once the mainloop is done;
 // at least mma_shared_bytes' C tile) so that the epilogue walks C row by row: consecutive threads
@@ -246,13 +299,10 @@ __global__ void __launch_bounds__(Config::threads) gemm_mma_kernel(const kernel_
   T* const b_stages = a_stages + stages * a_form::elements;
 
   const int tid = static_cast<int>(threadIdx.x);
-  const int lane = tid % 32, warp = tid / 32;
-  const int warp_row = (warp / Config::warps_n) * Config::warp_m;
-  const int warp_col = (warp % Config::warps_n) * Config::warp_n;
-  int32_t tile_m, tile_n;
-  tile_of_block(p.tiles_m, p.tiles_n, tile_m, tile_n);
-  const int32_t m0 = tile_m * BM, n0 = tile_n * BN;
-  const int ktiles = (p.k + BK - 1) / BK;
+  const mma_block_tile t = mma_block_tile_of<Config, BK>(p);
+  const int lane = t.lane, warp_row = t.warp_row, warp_col = t.warp_col;
+  const int32_t m0 = t.m0, n0 = t.n0;
+  const int ktiles = t.ktiles;
 
   // One k-tile in shared memory times the accumulators: two 16-wide k steps.
   float acc[MI][NI][4];
@@ -354,28 +404,8 @@ __global__ void __launch_bounds__(Config::threads) gemm_mma_kernel(const kernel_
       load_b.k = p.k;
       load_b.mn0 = n0;
       load_b.tid = tid;
-      if (ktiles > 0) {
-        load_a.fetch(0);
-        load_b.fetch(0);
-        load_a.stash(a_stages);
-        load_b.stash(b_stages);
-        __syncthreads();
-      }
-      for (int kt = 0; kt < ktiles; ++kt) {
-        const int buffer = kt & 1;
-        const bool more = kt + 1 < ktiles;
-        if (more) {
-          load_a.fetch((kt + 1) * BK);
-          load_b.fetch((kt + 1) * BK);
-        }
-        multiply(a_stages + buffer * a_form::elements, b_stages + buffer * b_form::elements);
-        // The other buffer was last read before the barrier that ended the previous step.
-        if (more) {
-          load_a.stash(a_stages + (buffer ^ 1) * a_form::elements);
-          load_b.stash(b_stages + (buffer ^ 1) * b_form::elements);
-        }
-        __syncthreads();
-      }
+      register_staged_mainloop<BK>(load_a, load_b, a_stages, a_form::elements, b_stages, b_form::elements, ktiles,
+                                   multiply);
     }
 
     store_accumulators<Config>(acc, shared_raw, p, o, m0, n0, warp_row, warp_col);

@@ -83,14 +83,10 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
   uint32_t* const a_tiles = reinterpret_cast<uint32_t*>(shared_raw);  // two buffers each
   uint32_t* const b_tiles = a_tiles + 2 * a_words;
 
-  const int tid = static_cast<int>(threadIdx.x);
-  const int lane = tid % 32, warp = tid / 32;
-  const int warp_row = (warp / Config::warps_n) * Config::warp_m;
-  const int warp_col = (warp % Config::warps_n) * Config::warp_n;
-  int32_t tile_m, tile_n;
-  tile_of_block(p.tiles_m, p.tiles_n, tile_m, tile_n);
-  const int32_t m0 = tile_m * BM, n0 = tile_n * BN;
-  const int ktiles = (p.k + BK - 1) / BK;
+  const mma_block_tile t = mma_block_tile_of<Config, BK>(p);
+  const int lane = t.lane, warp_row = t.warp_row, warp_col = t.warp_col;
+  const int32_t m0 = t.m0, n0 = t.n0;
+  const int ktiles = t.ktiles;
 
   float acc[MI][NI][4];
   const auto multiply = [&](const uint32_t* a_tile, const uint32_t* b_tile) {
@@ -136,28 +132,7 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
     load_b.extent = p.n;
     load_b.k = p.k;
     load_b.mn0 = n0;
-    if (ktiles > 0) {
-      load_a.fetch(0);
-      load_b.fetch(0);
-      load_a.stash(a_tiles);
-      load_b.stash(b_tiles);
-      __syncthreads();
-    }
-    for (int kt = 0; kt < ktiles; ++kt) {
-      const int buffer = kt & 1;
-      const bool more = kt + 1 < ktiles;
-      if (more) {
-        load_a.fetch((kt + 1) * BK);
-        load_b.fetch((kt + 1) * BK);
-      }
-      multiply(a_tiles + buffer * a_words, b_tiles + buffer * b_words);
-      // The other buffer was last read before the barrier that ended the previous step.
-      if (more) {
-        load_a.stash(a_tiles + (buffer ^ 1) * a_words);
-        load_b.stash(b_tiles + (buffer ^ 1) * b_words);
-      }
-      __syncthreads();
-    }
+    register_staged_mainloop<BK>(load_a, load_b, a_tiles, a_words, b_tiles, b_words, ktiles, multiply);
     store_accumulators<Config>(acc, shared_raw, p, o, m0, n0, warp_row, warp_col);
   }
 }

@@ -161,6 +161,21 @@ __global__ void __launch_bounds__(row_max_threads)
   }
 }
 
+// The normalized value h times scale plus bias, with whichever of the two the launch has (chosen
+// at compile time: no per-element branches), one FMA when both.
+template <bool HasScale, bool HasBias>
+__device__ __forceinline__ float scale_and_shift(float h, float scale, float bias) {
+  if constexpr (HasScale && HasBias) {
+    return fmaf(h, scale, bias);
+  } else if constexpr (HasScale) {
+    return h * scale;
+  } else if constexpr (HasBias) {
+    return h + bias;
+  } else {
+    return h;
+  }
+}
+
 // Forward with one warp per row, for rows of 32 to 32 * 32 elements in 16-byte vectors (the
 // transformer case: 1024 halves are 4 vectors per lane). Reductions stay inside the warp (no
 // block barrier). Launched with warp_rows rows per warp: short blocks, which the hardware balances
@@ -236,22 +251,13 @@ __global__ void __launch_bounds__(warp_row_threads, 4)
       const int vec = lane + 32 * i;
       if (vec < nvec) {
         const int col = vec * V;
-        float s[V], b[V];
+        float s[V] = {}, b[V] = {};  // read only where the launch has them
         if constexpr (HasScale) load_params<V>(scale + col, g.params_vec, s);
         if constexpr (HasBias) load_params<V>(bias + col, g.params_vec, b);
         float out[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          const float h = (v[i][j] - mean) * inv;
-          if constexpr (HasScale && HasBias) {
-            out[j] = fmaf(h, s[j], b[j]);
-          } else if constexpr (HasScale) {
-            out[j] = h * s[j];
-          } else if constexpr (HasBias) {
-            out[j] = h + b[j];
-          } else {
-            out[j] = h;
-          }
+          out[j] = scale_and_shift<HasScale, HasBias>((v[i][j] - mean) * inv, s[j], b[j]);
         }
         store_floats<T, V>(y + base[1] + col, out);
       }
@@ -274,10 +280,14 @@ __global__ void __launch_bounds__(warp_row_threads, 4)
 // the words again, behind reload_barrier (without it nvcc kept the first pass's floats and spilled
 // 216 bytes); the former one-row form that widened per pass ran 3.09 TB/s against the widened
 // form's 3.17: the widening is cheap.
-// An empty asm that claims to change the word: the compiler must widen it again after this point
-// instead of keeping the floats it widened before (which for two rows are 64 registers).
-__device__ __forceinline__ void reload_barrier(uint4& w) {
-  asm volatile("" : "+r"(w.x), "+r"(w.y), "+r"(w.z), "+r"(w.w));
+// An empty asm that claims to change the words: the compiler must widen them again after this
+// point instead of keeping the floats it widened before (which for two rows are 64 registers).
+template <int Rows, int Words>
+__device__ __forceinline__ void reload_barrier(uint4 (&rows)[Rows][Words]) {
+#pragma unroll
+  for (int r = 0; r < Rows; ++r)
+#pragma unroll
+    for (int i = 0; i < Words; ++i) asm volatile("" : "+r"(rows[r][i].x), "+r"(rows[r][i].y), "+r"(rows[r][i].z), "+r"(rows[r][i].w));
 }
 
 template <typename T, int V, bool Rms, bool HasScale, bool HasBias>
@@ -326,10 +336,7 @@ __global__ void __launch_bounds__(warp_row_threads, 3)
       for (int r = 0; r < pair; ++r) mean[r] = group_sum_all(mean[r], 32) * inv_inner;
     }
     float inv[pair];
-#pragma unroll
-    for (int r = 0; r < pair; ++r)
-#pragma unroll
-      for (int i = 0; i < words; ++i) reload_barrier(raw[r][i]);
+    reload_barrier(raw);
 #pragma unroll
     for (int r = 0; r < pair; ++r) {
       float sq = 0.0f;
@@ -349,10 +356,7 @@ __global__ void __launch_bounds__(warp_row_threads, 3)
     }
 #pragma unroll
     for (int r = 0; r < pair; ++r) inv[r] = 1.0f / sqrtf(group_sum_all(inv[r], 32) * inv_inner + g.epsilon);
-#pragma unroll
-    for (int r = 0; r < pair; ++r)
-#pragma unroll
-      for (int i = 0; i < words; ++i) reload_barrier(raw[r][i]);
+    reload_barrier(raw);
 #pragma unroll
     for (int r = 0; r < pair; ++r) {
       if (!live[r]) continue;
@@ -361,22 +365,13 @@ __global__ void __launch_bounds__(warp_row_threads, 3)
         const int vec = lane + 32 * i;
         if (vec < nvec) {
           const int col = vec * V;
-          float v[V], s[V], b[V], out[V];
+          float v[V], s[V] = {}, b[V] = {}, out[V];
           unpack_floats<T, V>(raw[r][i], v);
           if constexpr (HasScale) load_params<V>(scale + col, g.params_vec, s);
           if constexpr (HasBias) load_params<V>(bias + col, g.params_vec, b);
 #pragma unroll
           for (int j = 0; j < V; ++j) {
-            const float h = (v[j] - mean[r]) * inv[r];
-            if constexpr (HasScale && HasBias) {
-              out[j] = fmaf(h, s[j], b[j]);
-            } else if constexpr (HasScale) {
-              out[j] = h * s[j];
-            } else if constexpr (HasBias) {
-              out[j] = h + b[j];
-            } else {
-              out[j] = h;
-            }
+            out[j] = scale_and_shift<HasScale, HasBias>((v[j] - mean[r]) * inv[r], s[j], b[j]);
           }
           store_floats<T, V>(y + base[r][1] + col, out);
         }

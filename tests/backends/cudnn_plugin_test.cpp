@@ -4,13 +4,13 @@
 // every kernel declines with "no CUDA device" and nothing crashes. The conformance sweeps in the
 // other files cover its numbers on the GPU machine. (With cuDNN missing altogether, see
 // tests/cudnn/cudnn_missing_library_test.cpp.)
+#include "plugin_entry.hpp"
 #include "tensor_fill.hpp"
 #include "test_support.hpp"
 
 #include <tessera/plugin_abi.h>
 #include <tessera/tessera.h>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <functional>
@@ -33,37 +33,14 @@ std::vector<std::string>& plugin_log() {
 
 void record_log(int32_t, const char*, const char* message) { plugin_log().push_back(message ? message : ""); }
 
-// The plugin's entry point, from the file the registry loaded (the same mapped instance).
-struct cudnn_plugin_file {
-  tsrPluginInfo_t info{};
-  tsrpPluginEntryFn entry = nullptr;
-  tsrpPluginDesc desc{};
-  tsrpStatus_t status = TSRP_STATUS_INTERNAL_ERROR;
-
+// The plugin's entry point, from the file the registry loaded (plugin_entry.hpp).
+struct cudnn_plugin_file : plugin_entry_call {
   // False (and a reason) when the plugin was not built or cannot be opened.
   bool open(std::string* why) {
-    if (find_plugin_by_file(plugin_file, &info) < 0) {
-      *why = "the cudnn plugin is not built here (no cudnn.h)";
+    if (!call_plugin_entry(plugin_file, record_log, this, why)) {
+      if (find_plugin_by_file(plugin_file, nullptr) < 0) *why = "the cudnn plugin is not built here (no cudnn.h)";
       return false;
     }
-    void* library = dlopen(info.path, RTLD_NOW | RTLD_LOCAL);  // never closed, like the registry's
-    if (library == nullptr) {
-      *why = dlerror();
-      return false;
-    }
-    entry = reinterpret_cast<tsrpPluginEntryFn>(dlsym(library, TSRP_ENTRY_POINT_NAME));
-    if (entry == nullptr) {
-      *why = "no entry point";
-      return false;
-    }
-    tsrpHostOffer offer{};
-    offer.struct_size = sizeof(offer);
-    offer.host_abi_version = TSRP_ABI_VERSION_CURRENT;
-    offer.host_abi_min = TSRP_ABI_VERSION_MIN;
-    offer.host_version = "test";
-    offer.log = record_log;
-    desc.struct_size = sizeof(desc);
-    status = entry(&offer, &desc);
     return true;
   }
 };

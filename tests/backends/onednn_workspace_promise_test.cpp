@@ -9,6 +9,7 @@
 //
 // Called through the plugin's ABI, as the registry calls it: the C API refuses a non-finite beta
 // before any kernel sees it, the ABI does not (and hosts other than libtessera may pass one).
+#include "plugin_entry.hpp"
 #include "reference_tensor_ops.hpp"
 #include "tensor_fill.hpp"
 #include "test_support.hpp"
@@ -16,7 +17,6 @@
 #include <tessera/plugin_abi.h>
 #include <tessera/tessera.h>
 
-#include <dlfcn.h>
 
 #include <cmath>
 #include <cstring>
@@ -42,32 +42,13 @@ struct onednn_plugin {
 
   // False (and a reason) when the plugin is not built or not loadable here.
   bool open(std::string* why) {
-    tsrPluginInfo_t info{};
-    if (find_plugin_by_file("libtessera-onednn.so", &info) < 0 || !info.loaded) {
-      *why = "the onednn plugin is not loaded here";
+    plugin_entry_call call;
+    if (!call_plugin_entry("libtessera-onednn.so", ignore_log, &call, why)) return false;
+    if (!call.info.loaded || call.status != TSRP_STATUS_SUCCESS || call.desc.context == nullptr) {
+      *why = "the onednn plugin is not loaded here, or its entry point refused";
       return false;
     }
-    void* library = dlopen(info.path, RTLD_NOW | RTLD_LOCAL);  // never closed, like the registry's
-    if (library == nullptr) {
-      *why = dlerror();
-      return false;
-    }
-    auto entry = reinterpret_cast<tsrpPluginEntryFn>(dlsym(library, TSRP_ENTRY_POINT_NAME));
-    if (entry == nullptr) {
-      *why = "no entry point";
-      return false;
-    }
-    tsrpHostOffer offer{};
-    offer.struct_size = sizeof(offer);
-    offer.host_abi_version = TSRP_ABI_VERSION_CURRENT;
-    offer.host_abi_min = TSRP_ABI_VERSION_MIN;
-    offer.host_version = "test";
-    offer.log = ignore_log;
-    desc.struct_size = sizeof(desc);
-    if (entry(&offer, &desc) != TSRP_STATUS_SUCCESS || desc.context == nullptr) {
-      *why = "the entry point refused";
-      return false;
-    }
+    desc = call.desc;
     char message[256] = {0};
     if (desc.context->create(0, &context, message, sizeof(message)) != TSRP_STATUS_SUCCESS) {
       *why = std::string("no context: ") + message;
