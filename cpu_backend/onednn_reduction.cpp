@@ -247,7 +247,12 @@ struct reduce_traits {
   static cache_key key(const problem& p) {
     cache_key k(name);
     k.add(int64_t{p.op}).add(int64_t{p.compute_type}).add(p.a).add(p.c);
-    return k;  // indices and NaN mode change only the plugin's own loop
+    // The indices mode and type change only the plugin's own loop, not the plan, but check()
+    // judges them, and the workspace query caches check()'s answer under this key: without them
+    // an answer for a problem without indices was given to one asking for indices of a sum.
+    // (NaN mode: neither.)
+    k.add(int64_t{p.indices}).add(int64_t{p.indices_type});
+    return k;
   }
   static void add_args(cache_key& k, const args& a) { k.add(double{a.alpha}).add(double{a.beta}); }
   static std::vector<args> shapes() {

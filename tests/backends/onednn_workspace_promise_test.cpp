@@ -31,39 +31,6 @@ namespace {
 
 void ignore_log(int32_t, const char*, const char*) {}
 
-// The oneDNN plugin's kernel table, from the file the registry loaded (the same mapped instance).
-struct onednn_plugin {
-  tsrpPluginDesc desc{};
-  void* context = nullptr;
-
-  ~onednn_plugin() {
-    if (context && desc.context && desc.context->destroy) desc.context->destroy(context);
-  }
-
-  // False (and a reason) when the plugin is not built or not loadable here.
-  bool open(std::string* why) {
-    plugin_entry_call call;
-    if (!call_plugin_entry("libtessera-onednn.so", ignore_log, &call, why)) return false;
-    if (!call.info.loaded || call.status != TSRP_STATUS_SUCCESS || call.desc.context == nullptr) {
-      *why = "the onednn plugin is not loaded here, or its entry point refused";
-      return false;
-    }
-    desc = call.desc;
-    char message[256] = {0};
-    if (desc.context->create(0, &context, message, sizeof(message)) != TSRP_STATUS_SUCCESS) {
-      *why = std::string("no context: ") + message;
-      return false;
-    }
-    return true;
-  }
-
-  const tsrpKernel* kernel(const char* name) const {
-    for (size_t i = 0; i < desc.kernel_count; ++i)
-      if (std::strcmp(desc.kernels[i].name, name) == 0) return &desc.kernels[i];
-    return nullptr;
-  }
-};
-
 tsrpTensor packed(int32_t data_type, const std::vector<int64_t>& dims) {
   return ref::host_tensor::packed(data_type, dims, false).desc();
 }
@@ -84,7 +51,7 @@ struct op_case {
 
 // Runs op_tensor through the ABI with the workspace workspace_size reported, and compares c with
 // the naive reference.
-void run_and_compare(const onednn_plugin& plugin, const op_case& k, float alpha1, float alpha2,
+void run_and_compare(const opened_plugin& plugin, const op_case& k, float alpha1, float alpha2,
                      float beta) {
   const tsrpKernel* kernel = plugin.kernel("op_tensor");
   ASSERT_NE(kernel, nullptr);
@@ -146,9 +113,9 @@ class OnednnWorkspacePromise : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    if (!plugin_.open(&why)) GTEST_SKIP() << why;
+    if (!plugin_.open("libtessera-onednn.so", ignore_log, &why)) GTEST_SKIP() << why;
   }
-  onednn_plugin plugin_;
+  opened_plugin plugin_;
 };
 
 }  // namespace

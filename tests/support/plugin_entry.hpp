@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace tessera::testing {
@@ -50,5 +51,42 @@ inline bool call_plugin_entry(const std::string& file, void (*log)(int32_t, cons
   call->status = entry(&offer, &call->desc);
   return true;
 }
+
+// A loaded plugin's kernel table and one context of it, for calling its kernels as the registry
+// does.
+struct opened_plugin {
+  tsrpPluginDesc desc{};
+  void* context = nullptr;
+
+  opened_plugin() = default;
+  opened_plugin(const opened_plugin&) = delete;
+  opened_plugin& operator=(const opened_plugin&) = delete;
+  ~opened_plugin() {
+    if (context && desc.context && desc.context->destroy) desc.context->destroy(context);
+  }
+
+  // False (and why) when the plugin `file` is not loaded here, refuses, or gives no context.
+  bool open(const std::string& file, void (*log)(int32_t, const char*, const char*), std::string* why) {
+    plugin_entry_call call;
+    if (!call_plugin_entry(file, log, &call, why)) return false;
+    if (!call.info.loaded || call.status != TSRP_STATUS_SUCCESS || call.desc.context == nullptr) {
+      *why = file + " is not loaded here, or its entry point refused";
+      return false;
+    }
+    desc = call.desc;
+    char message[256] = {0};
+    if (desc.context->create(0, &context, message, sizeof(message)) != TSRP_STATUS_SUCCESS) {
+      *why = std::string("no context: ") + message;
+      return false;
+    }
+    return true;
+  }
+
+  const tsrpKernel* kernel(const char* name) const {
+    for (size_t i = 0; i < desc.kernel_count; ++i)
+      if (std::strcmp(desc.kernels[i].name, name) == 0) return &desc.kernels[i];
+    return nullptr;
+  }
+};
 
 }  // namespace tessera::testing
