@@ -463,7 +463,15 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
   }
   // Channel vectors go through shared-memory tiles unless no tile fits (huge windows) or a
   // stride exceeds its window; then one thread per output reads its window from global memory.
-  const tile_plan plan = w == walk::channel_vectors
+  // TESSERA_CUDA_POOL_DISJOINT_DIRECT=1 sends windows that do not overlap at all (stride = window
+  // in some dims, beyond it in the others: the 3-D U-Net's 2x2x2/2, which ran at 0.11-0.70x
+  // cuDNN's speed on the tiles, H200 2026-12-03) to the direct kernel too: each input is read by
+  // one window only, so a tile's staging in shared memory saves no reads. Written without a GPU
+  // (2026-12-05); off until an H200 run has timed it (tools/gpu/device_run.sh variants pool_disjoint).
+  static const bool disjoint_direct = launch_override("TESSERA_CUDA_POOL_DISJOINT_DIRECT", 0, 0, 1) == 1;
+  bool disjoint = true;
+  for (int d = 0; d < spatial_slots; ++d) disjoint = disjoint && g.stride[d] >= g.window[d];
+  const tile_plan plan = w == walk::channel_vectors && !(disjoint_direct && disjoint)
                              ? choose_tile_plan(g, vector_lanes(p.x.data_type), false, 0, ctx.sm_count())
                              : tile_plan{};
   // Max pooling 3x3 at stride 2 runs its own kernel (pooling_max3x3s2.cuh): 2.98 against the

@@ -283,7 +283,8 @@ if has variants; then
   # (ResNet-50's fp32 backward data and filter on the TF32 tensor cores beside cuDNN's),
   # up_convolutions (the 3-D U-Net's up-convolutions beside cuDNN's), lnorm_pair (the layer-norm
   # forward with two rows in flight per warp), pool_fwd_form (the 3x3/2 max-pool forward's columns
-  # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN). The lean
+  # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN), pool_disjoint
+  # (non-overlapping max-pool windows on the direct kernel). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -328,6 +329,18 @@ if has variants; then
           --attr-fpmath=tf32 --batch="$out/gemm_tf32_problems.txt" > "$out/variant_gemm_tf32_$v.txt" 2>&1
       row "gemm_tf32 $v" "rc=$? $(grep -oE '[0-9.]+ms [0-9.]+TFLOP/s' "$out/variant_gemm_tf32_$v.txt" | tr '\n' ' ' | cut -c1-120) $(tail -1 "$out/variant_gemm_tf32_$v.txt" | cut -c1-50)"
     done
+  fi
+  if want pool_disjoint; then
+    # Max pooling with windows that do not overlap (the 3-D U-Net's 2x2x2/2) on the direct kernel
+    # (TESSERA_CUDA_POOL_DISJOINT_DIRECT=1) or the tiles (0), beside cuDNN, checked against the
+    # reference (--mode=CP), then the pooling conformance under 1.
+    { echo "--pool --alg=max --dir=FWD_D"; grep -E 'kd2sd2_nunet3d:pool' "$c/suites/unet3d.txt"; } > "$out/disjoint_pools.txt"
+    for v in 1 0; do
+      env TESSERA_CUDA_POOL_DISJOINT_DIRECT=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=CP --dt=f16 --tag=nhwc \
+          --backend=cuda,cudnn --batch="$out/disjoint_pools.txt" > "$out/variant_pool_disjoint_$v.txt" 2>&1
+      row "pool_disjoint $v" "rc=$? $(grep -oE 'ratio [0-9.]+' "$out/variant_pool_disjoint_$v.txt" | tr '\n' ' ') $(tail -1 "$out/variant_pool_disjoint_$v.txt" | cut -c1-50)"
+    done
+    test_variant TESSERA_CUDA_POOL_DISJOINT_DIRECT 1 pool_disjoint '*Pooling*/cuda'
   fi
   if want pool_max3x3s2; then
     # Both anchor pooling lines (forward, then backward) under each kernel choice per direction.
