@@ -212,7 +212,7 @@ __device__ __forceinline__ mma_block_tile mma_block_tile_of(const kernel_params&
           (warp % Config::warps_n) * Config::warp_n,
           tile_m * Config::block_m,
           tile_n * Config::block_n,
-          (p.k + BK - 1) / BK};
+          static_cast<int>((int64_t{p.k} + BK - 1) / BK)};  // k may be up to 2^31 - 1
 }
 
 // The mainloop of the register-staged loaders (this file's generic_tile_loader, the TF32 kernel's

@@ -275,11 +275,13 @@ __global__ void __launch_bounds__(warp_row_threads, 4)
 // no bytes in flight, and with 32 warps per SM of 2 KB each the SM has at most 64 KB in flight
 // in the load phase. Here a warp loads rows r and r + 1 together (4 KB) and runs their
 // reductions interleaved. The rows stay in registers as their raw 16-byte words (4 registers a
-// word of halves, against 8 widened): two rows cost what one widened row costs, so 4 blocks of
-// 256 still fit an SM, 128 KB in flight per SM where the one-row kernel has 64. Each pass widens
-// the words again, behind reload_barrier (without it nvcc kept the first pass's floats and spilled
-// 216 bytes); the former one-row form that widened per pass ran 3.09 TB/s against the widened
-// form's 3.17: the widening is cheap.
+// word of halves, against 8 widened), each pass widening them again behind reload_barrier
+// (without it nvcc kept the first pass's floats). Even so the second row's offsets and statistics
+// spilled 200-260 bytes under 4 blocks of 256 per SM (64 registers), so it runs 3 blocks (80
+// registers; ptxas still reports 20-160 bytes of spill for most instantiations): 96 KB in flight
+// per SM where the one-row kernel has 64. The former one-row form that widened per pass ran 3.09
+// TB/s against the widened form's 3.17: the widening is cheap. Sums run in the one-row kernel's
+// order, so both give the same bits.
 // An empty asm that claims to change the words: the compiler must widen them again after this
 // point instead of keeping the floats it widened before (which for two rows are 64 registers).
 template <int Rows, int Words>
@@ -322,13 +324,17 @@ __global__ void __launch_bounds__(warp_row_threads, 3)
     if constexpr (!Rms) {
 #pragma unroll
       for (int r = 0; r < pair; ++r) {
+        // Summed in norm_rows_forward_warp's order (a chain per word, then the words in order):
+        // the two kernels give the same bits.
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < words; ++i) {
           float v[V];
           unpack_floats<T, V>(raw[r][i], v);
+          float word_sum = v[0];
 #pragma unroll
-          for (int j = 0; j < V; ++j) sum += v[j];
+          for (int j = 1; j < V; ++j) word_sum += v[j];
+          sum = i == 0 ? word_sum : sum + word_sum;
         }
         mean[r] = sum;
       }
@@ -342,15 +348,17 @@ __global__ void __launch_bounds__(warp_row_threads, 3)
       float sq = 0.0f;
 #pragma unroll
       for (int i = 0; i < words; ++i) {
+        float word_sq = 0.0f;
         if (lane + 32 * i < nvec) {  // padding's (0 - mean)^2 is not part of the row
           float v[V];
           unpack_floats<T, V>(raw[r][i], v);
 #pragma unroll
           for (int j = 0; j < V; ++j) {
             const float d = v[j] - mean[r];
-            sq = fmaf(d, d, sq);
+            word_sq = fmaf(d, d, word_sq);
           }
         }
+        sq = i == 0 ? word_sq : sq + word_sq;
       }
       inv[r] = sq;
     }
