@@ -377,24 +377,42 @@ std::string problem_support(const general_problem& p) {
   return {};
 }
 
+// The kernel choices as plain tests, for every launch; the *_support functions below build the
+// registry's messages from them only when asked (an RNN launches hundreds of GEMMs a call).
+// Written on 2026-12-05 without a GPU to run it on (the device was not lent after the session's
+// third call): off until the H200 conformance run passes it (tools/gpu/device_run.sh variants
+// gemm_tf32).
+bool tf32_switched_on() {
+  static const bool on = launch_override("TESSERA_CUDA_GEMM_TF32", 0, 0, 1) == 1;
+  return on;
+}
+
+namespace {
+
+bool takes_tensor_cores(const general_problem& p) {
+  return p.a.data_type == TSRP_DATA_HALF || p.a.data_type == TSRP_DATA_BFLOAT16;
+}
+
+bool takes_tf32(const general_problem& p) {
+  return p.a.data_type == TSRP_DATA_FLOAT && p.allow_tf32 && tf32_switched_on();
+}
+
+}  // namespace
+
 std::string tensor_core_support(const general_problem& p) {
   const int32_t in = p.a.data_type;
-  if (in == TSRP_DATA_HALF || in == TSRP_DATA_BFLOAT16) return {};
+  if (takes_tensor_cores(p)) return {};
   return std::string("a and b are ") + data_type_name(in) +
          ": the mma.sync kernel takes half and bfloat16 operands (float runs on the TF32 kernel where tf32_support "
          "allows it and exact on the SIMT kernel otherwise; int8 runs on the SIMT kernel)";
 }
 
 std::string tf32_support(const general_problem& p) {
-  // Written on 2026-12-05 without a GPU to run it on (the device was not lent after the
-  // session's third call): off until the H200 conformance run passes it (tools/gpu/device_run.sh
-  // variants gemm_tf32).
-  static const bool switched_on = launch_override("TESSERA_CUDA_GEMM_TF32", 0, 0, 1) == 1;
+  if (takes_tf32(p)) return {};
   if (p.a.data_type != TSRP_DATA_FLOAT)
     return std::string("a and b are ") + data_type_name(p.a.data_type) + ": the TF32 kernel takes float operands";
   if (!p.allow_tf32) return "the math mode does not allow TF32 (fp32 runs exact on the SIMT kernel)";
-  if (!switched_on) return "the TF32 GEMM is off until a GPU run has passed it (TESSERA_CUDA_GEMM_TF32=1 turns it on)";
-  return {};
+  return "the TF32 GEMM is off until a GPU run has passed it (TESSERA_CUDA_GEMM_TF32=1 turns it on)";
 }
 
 void launch(const general_problem& problem, engine_path path, cudaStream_t stream) {
@@ -411,8 +429,8 @@ void launch(const general_problem& problem, engine_path path, cudaStream_t strea
   const kernel_params kp = params_of(p, batch);
   const int sms = sm_count_of_current_device();
   const int32_t in = p.a.data_type;
-  const bool tensor_cores = path == engine_path::tensor_cores && tensor_core_support(p).empty();
-  const bool tf32 = path == engine_path::tensor_cores && tf32_support(p).empty();
+  const bool tensor_cores = path == engine_path::tensor_cores && takes_tensor_cores(p);
+  const bool tf32 = path == engine_path::tensor_cores && takes_tf32(p);
   if (tf32) {
     launch_tf32(p, kp, count, sms, stream);
   } else if (tensor_cores) {

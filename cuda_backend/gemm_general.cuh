@@ -72,6 +72,9 @@ std::string tensor_core_support(const general_problem& problem);
 // not.
 std::string tf32_support(const general_problem& problem);
 
+// Whether TESSERA_CUDA_GEMM_TF32=1 switched the TF32 kernel on (read once per process).
+bool tf32_switched_on();
+
 // Enqueues on `stream`; nothing else (no allocation, no synchronization). Throws status_error:
 // BAD_PARAM for negative sizes or a null pointer that is needed, NOT_SUPPORTED for what
 // problem_support refuses.

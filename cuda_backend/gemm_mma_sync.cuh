@@ -215,6 +215,16 @@ __device__ __forceinline__ mma_block_tile mma_block_tile_of(const kernel_params&
           static_cast<int>((int64_t{p.k} + BK - 1) / BK)};  // k may be up to 2^31 - 1
 }
 
+template <typename Config>
+__device__ __forceinline__ void clear_accumulators(float (&acc)[Config::mma_m][Config::mma_n][4]) {
+#pragma unroll
+  for (int mi = 0; mi < Config::mma_m; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Config::mma_n; ++ni)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
+}
+
 // The mainloop of the register-staged loaders (this file's generic_tile_loader, the TF32 kernel's
 // tf32_tile_loader): each thread fetches its share of K tile kt + 1 into registers while the
 // block multiplies tile kt from one of two shared buffers, then stashes it into the other. Ends
@@ -351,12 +361,7 @@ __global__ void __launch_bounds__(Config::threads) gemm_mma_kernel(const kernel_
     const batch_offsets o = offsets_of_batch(p.batch, batch);
     const T* a = static_cast<const T*>(p.a) + o.a;
     const T* b = static_cast<const T*>(p.b) + o.b;
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
+    clear_accumulators<Config>(acc);
 
     if constexpr (Async) {
       async_tile_loader<T, BM, AKMajor, threads> load_a;

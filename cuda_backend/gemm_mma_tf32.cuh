@@ -84,9 +84,6 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
   uint32_t* const b_tiles = a_tiles + 2 * a_words;
 
   const mma_block_tile t = mma_block_tile_of<Config, BK>(p);
-  const int lane = t.lane, warp_row = t.warp_row, warp_col = t.warp_col;
-  const int32_t m0 = t.m0, n0 = t.n0;
-  const int ktiles = t.ktiles;
 
   float acc[MI][NI][4];
   const auto multiply = [&](const uint32_t* a_tile, const uint32_t* b_tile) {
@@ -97,11 +94,11 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-        for (int r = 0; r < 4; ++r) af[mi][r] = a_tile[tf32_a_fragment_word(warp_row + mi * 16, kk, lane, r)];
+        for (int r = 0; r < 4; ++r) af[mi][r] = a_tile[tf32_a_fragment_word(t.warp_row + mi * 16, kk, t.lane, r)];
 #pragma unroll
       for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) bf[ni][r] = b_tile[tf32_b_fragment_word(warp_col + ni * 8, kk, lane, r)];
+        for (int r = 0; r < 2; ++r) bf[ni][r] = b_tile[tf32_b_fragment_word(t.warp_col + ni * 8, kk, t.lane, r)];
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -111,29 +108,16 @@ __global__ void __launch_bounds__(Config::threads) gemm_tf32_kernel(const kernel
 
   for (int64_t batch = blockIdx.z; batch < p.batch.count; batch += gridDim.z) {
     const batch_offsets o = offsets_of_batch(p.batch, batch);
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
+    clear_accumulators<Config>(acc);
 
-    tf32_tile_loader<BM, Config::threads, AWalkK> load_a;
-    tf32_tile_loader<BN, Config::threads, BWalkK> load_b;
-    load_a.base = static_cast<const float*>(p.a) + o.a;
-    load_a.mn_stride = p.a_row_stride;
-    load_a.k_stride = p.a_col_stride;
-    load_a.extent = p.m;
-    load_a.k = p.k;
-    load_a.mn0 = m0;
-    load_b.base = static_cast<const float*>(p.b) + o.b;
-    load_b.mn_stride = p.b_col_stride;
-    load_b.k_stride = p.b_row_stride;
-    load_b.extent = p.n;
-    load_b.k = p.k;
-    load_b.mn0 = n0;
-    register_staged_mainloop<BK>(load_a, load_b, a_tiles, a_words, b_tiles, b_words, ktiles, multiply);
-    store_accumulators<Config>(acc, shared_raw, p, o, m0, n0, warp_row, warp_col);
+    // A's rows run along M, B's along N (its columns): each loader's mn stride is that one.
+    // (staged is filled by the mainloop's first fetch before anything reads it.)
+    tf32_tile_loader<BM, Config::threads, AWalkK> load_a{
+        static_cast<const float*>(p.a) + o.a, p.a_row_stride, p.a_col_stride, p.m, p.k, t.m0, {}};
+    tf32_tile_loader<BN, Config::threads, BWalkK> load_b{
+        static_cast<const float*>(p.b) + o.b, p.b_col_stride, p.b_row_stride, p.n, p.k, t.n0, {}};
+    register_staged_mainloop<BK>(load_a, load_b, a_tiles, a_words, b_tiles, b_words, t.ktiles, multiply);
+    store_accumulators<Config>(acc, shared_raw, p, o, t.m0, t.n0, t.warp_row, t.warp_col);
   }
 }
 

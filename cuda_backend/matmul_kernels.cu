@@ -18,7 +18,6 @@
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "gemm_general.cuh"
-#include "launch_overrides.hpp"
 #include "tensor_layout.hpp"
 
 #include <tessera/plugin_abi.h>
@@ -227,7 +226,7 @@ void add_matmul_kernels(kernel_list& out) {
   // Written on 2026-12-05 without a GPU to run it on: listed only when switched on, so that the
   // conformance sweep (which asks every listed kernel to run) passes until an H200 run has passed
   // it (tools/gpu/device_run.sh variants gemm_tf32).
-  if (launch_override("TESSERA_CUDA_GEMM_TF32", 0, 0, 1) == 1) out.push_back(make_kernel<matmul_tf32_traits>());
+  if (gemm::tf32_switched_on()) out.push_back(make_kernel<matmul_tf32_traits>());
   out.push_back(make_kernel<matmul_simt_traits>());
 }
 
