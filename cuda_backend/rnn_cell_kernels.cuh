@@ -46,6 +46,10 @@ struct forward_step {
   int64_t hs_dir, hs_slot;
   float* cs;        // LSTM cell state slots, fp32
   int64_t cs_dir, cs_slot;
+  // Slot numbers are masked with this: -1 every time its own slot (training), 1 two slots used in
+  // turn (the persistent inference forward, whose blocks read h_{t-1} while others write h_t), 0
+  // one slot (the stepwise inference forward, whose slot strides are 0 anyway).
+  int64_t slot_mask;
   float* saved;     // training: [D][T][N][S*H]; null for inference
   int64_t saved_dir;
   T* out;           // layer output at (t, n, d*H + j): y itself for the last layer
@@ -55,6 +59,68 @@ struct forward_step {
   T* cy;            // LSTM, final step only
   int64_t cy_p, cy_n, cy_c;
 };
+
+// The cell of hidden unit j of batch row n of direction d at processing step s, given its
+// recurrent products rh (R h_{t-1} without the recurrent bias; zeros when h_{t-1} is zero). Shared
+// by the stepwise cell kernel and the persistent forward (rnn_persistent.cu), which owns each unit
+// in one thread for the whole sequence. hy and cy are written only when final_step.
+template <typename T, int Cell>
+__device__ __forceinline__ void forward_unit(const forward_step<T>& p, int32_t d, int32_t n, int32_t j, int64_t s,
+                                             float (&rh)[gates_of<Cell>()], bool final_step) {
+  constexpr int G = gates_of<Cell>();
+  const int64_t t = d == 0 ? s : p.steps - 1 - s;
+  const int64_t H = p.H, GH = G * H;
+  const int64_t row = t * p.N + n;
+  const float* gx = p.gx + d * p.gx_dir + row * GH + j;
+  float wx[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    wx[g] = gx[g * H];
+    if (p.bw != nullptr) wx[g] += to_float(p.bw[d * p.bias_dir + g * H + j]);
+    if (p.br != nullptr) rh[g] += to_float(p.br[d * p.bias_dir + g * H + j]);
+  }
+  const int64_t unit = int64_t{n} * H + j;
+  const int64_t prev_slot = (t + d) & p.slot_mask, next_slot = (t + 1 - d) & p.slot_mask;
+  float* saved = p.saved;
+  if (saved != nullptr) saved += d * p.saved_dir + row * (GH + (Cell == TSRP_RNN_GRU ? H : 0)) + j;
+  float h;
+  if constexpr (Cell == TSRP_RNN_RELU || Cell == TSRP_RNN_TANH) {
+    const float a = wx[0] + rh[0];
+    h = Cell == TSRP_RNN_RELU ? (a > 0.0f ? a : 0.0f) : tanhf(a);
+    if (saved != nullptr) saved[0] = h;
+  } else if constexpr (Cell == TSRP_RNN_LSTM) {
+    const float ig = sigmoid(wx[0] + rh[0]), fg = sigmoid(wx[1] + rh[1]);
+    const float gg = tanhf(wx[2] + rh[2]), og = sigmoid(wx[3] + rh[3]);
+    float* cell = p.cs + d * p.cs_dir + unit;
+    const float c = fg * cell[prev_slot * p.cs_slot] + ig * gg;
+    cell[next_slot * p.cs_slot] = c;
+    h = og * tanhf(c);
+    if (saved != nullptr) {
+      saved[0] = ig;
+      saved[H] = fg;
+      saved[2 * H] = gg;
+      saved[3 * H] = og;
+    }
+    if (final_step && p.cy != nullptr) p.cy[d * p.cy_p + n * p.cy_n + j * p.cy_c] = from_float<T>(c);
+  } else {
+    static_assert(Cell == TSRP_RNN_GRU, "unknown RNN cell");
+    const float r = sigmoid(wx[0] + rh[0]), z = sigmoid(wx[1] + rh[1]);
+    const float nn = tanhf(wx[2] + r * rh[2]);
+    const float h_prev = to_float(p.hs[d * p.hs_dir + prev_slot * p.hs_slot + unit]);
+    h = (1.0f - z) * nn + z * h_prev;
+    if (saved != nullptr) {
+      saved[0] = r;
+      saved[H] = z;
+      saved[2 * H] = nn;
+      saved[3 * H] = rh[2];
+    }
+  }
+  // The state the next GEMM reads is rounded to the storage type; y, hy and cy are rounded
+  // once from the fp32 value.
+  p.hs[d * p.hs_dir + next_slot * p.hs_slot + unit] = from_float<T>(h);
+  p.out[t * p.out_t + n * p.out_n + (int64_t{d} * H + j) * p.out_c] = from_float<T>(h);
+  if (final_step && p.hy != nullptr) p.hy[d * p.hy_p + n * p.hy_n + j * p.hy_c] = from_float<T>(h);
+}
 
 template <typename T, int Cell>
 __global__ void __launch_bounds__(cell_threads) rnn_cell_forward(forward_step<T> p) {
@@ -66,62 +132,16 @@ __global__ void __launch_bounds__(cell_threads) rnn_cell_forward(forward_step<T>
     const int32_t j = i % p.H;
     const int32_t n = (i / p.H) % p.N;
     const int32_t d = i / (p.H * p.N);
-    const int64_t t = d == 0 ? p.s : p.steps - 1 - p.s;
-    const int64_t H = p.H, GH = G * H;
-    const int64_t row = t * p.N + n;
-    const float* gx = p.gx + d * p.gx_dir + row * GH + j;
-    const float* gh = p.gh != nullptr ? p.gh + (int64_t{d} * p.N + n) * GH + j : nullptr;
-    float wx[G], rh[G];
+    const float* gh = p.gh != nullptr ? p.gh + (int64_t{d} * p.N + n) * int64_t{G} * p.H + j : nullptr;
+    float rh[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) {
-      wx[g] = gx[g * H];
-      if (p.bw != nullptr) wx[g] += to_float(p.bw[d * p.bias_dir + g * H + j]);
-      rh[g] = gh != nullptr ? gh[g * H] : 0.0f;
+      rh[g] = gh != nullptr ? gh[g * int64_t{p.H}] : 0.0f;
       if (gh != nullptr)
-        for (int32_t k = 1; k < p.gh_slices; ++k) rh[g] += gh[k * p.gh_slice + g * H];
-      if (p.br != nullptr) rh[g] += to_float(p.br[d * p.bias_dir + g * H + j]);
+        for (int32_t k = 1; k < p.gh_slices; ++k) rh[g] += gh[k * p.gh_slice + g * int64_t{p.H}];
     }
-    const int64_t unit = int64_t{n} * H + j;
-    const int64_t prev_slot = t + d, next_slot = t + 1 - d;
-    float* saved = p.saved;
-    if (saved != nullptr) saved += d * p.saved_dir + row * (GH + (Cell == TSRP_RNN_GRU ? H : 0)) + j;
-    float h;
-    if constexpr (Cell == TSRP_RNN_RELU || Cell == TSRP_RNN_TANH) {
-      const float a = wx[0] + rh[0];
-      h = Cell == TSRP_RNN_RELU ? (a > 0.0f ? a : 0.0f) : tanhf(a);
-      if (saved != nullptr) saved[0] = h;
-    } else if constexpr (Cell == TSRP_RNN_LSTM) {
-      const float ig = sigmoid(wx[0] + rh[0]), fg = sigmoid(wx[1] + rh[1]);
-      const float gg = tanhf(wx[2] + rh[2]), og = sigmoid(wx[3] + rh[3]);
-      float* cell = p.cs + d * p.cs_dir + unit;
-      const float c = fg * cell[prev_slot * p.cs_slot] + ig * gg;
-      cell[next_slot * p.cs_slot] = c;
-      h = og * tanhf(c);
-      if (saved != nullptr) {
-        saved[0] = ig;
-        saved[H] = fg;
-        saved[2 * H] = gg;
-        saved[3 * H] = og;
-      }
-      if (p.cy != nullptr) p.cy[d * p.cy_p + n * p.cy_n + j * p.cy_c] = from_float<T>(c);
-    } else {
-      static_assert(Cell == TSRP_RNN_GRU, "unknown RNN cell");
-      const float r = sigmoid(wx[0] + rh[0]), z = sigmoid(wx[1] + rh[1]);
-      const float nn = tanhf(wx[2] + r * rh[2]);
-      const float h_prev = to_float(p.hs[d * p.hs_dir + prev_slot * p.hs_slot + unit]);
-      h = (1.0f - z) * nn + z * h_prev;
-      if (saved != nullptr) {
-        saved[0] = r;
-        saved[H] = z;
-        saved[2 * H] = nn;
-        saved[3 * H] = rh[2];
-      }
-    }
-    // The state the next GEMM reads is rounded to the storage type; y, hy and cy are rounded
-    // once from the fp32 value.
-    p.hs[d * p.hs_dir + next_slot * p.hs_slot + unit] = from_float<T>(h);
-    p.out[t * p.out_t + n * p.out_n + (int64_t{d} * H + j) * p.out_c] = from_float<T>(h);
-    if (p.hy != nullptr) p.hy[d * p.hy_p + n * p.hy_n + j * p.hy_c] = from_float<T>(h);
+    // hy and cy are set only for the final step (the host passes null otherwise).
+    forward_unit<T, Cell>(p, d, n, j, p.s, rh, true);
   }
 }
 

@@ -19,15 +19,18 @@
 #include "cuda_kernels.hpp"
 #include "element_types.cuh"
 #include "gemm_engine.hpp"
+#include "host_log.hpp"
 #include "launch_overrides.hpp"
 #include "rnn_cell_kernels.cuh"
 #include "rnn_data_movement.cuh"
+#include "rnn_persistent.hpp"
 #include "rnn_space_layout.hpp"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace tessera::cuda {
 namespace rnn {
@@ -190,11 +193,37 @@ std::string problem_support(const tsrpRnnProblem& p, rnn_op op) {
   return gemm_support(p, op);
 }
 
-size_t rnn_space_bytes(const tsrpRnnProblem& p, rnn_op op) {
+// The persistent forward (rnn_persistent.cu): registered only under TESSERA_CUDA_RNN_PERSISTENT=1
+// until it has run on a GPU. Its plan depends on the problem alone (planned for the H200), so the
+// workspace query and the run agree; the run falls back to the stepwise kernels, in the same
+// workspace, where the device cannot hold the plan's grid.
+bool persistent_switched_on() {
+  static const bool on = launch_override("TESSERA_CUDA_RNN_PERSISTENT", 0, 0, 1) == 1;
+  return on;
+}
+
+persistent_plan persistent_plan_for(const rnn_geometry& g) {
+  return persistent_plan_of(g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H), static_cast<int32_t>(g.N),
+                            g.es);
+}
+
+std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {
+  std::string why = problem_support(p, op);
+  if (!why.empty()) return why;
+  if (p.data_type != TSRP_DATA_HALF && p.data_type != TSRP_DATA_BFLOAT16)
+    return std::string("data type ") + data_type_name(p.data_type) +
+           ": the persistent forward multiplies on the fp16/bf16 tensor cores (the stepwise kernels take it)";
+  const persistent_plan plan = persistent_plan_for(geometry_of(p));
+  if (!plan.fits) return std::string("the persistent forward has no plan for these sizes: ") + plan.why_not;
+  return {};
+}
+
+size_t rnn_space_bytes(const tsrpRnnProblem& p, rnn_op op, bool persistent = false) {
   const rnn_geometry g = geometry_of(p);
   if (p.size_query == TSRP_RNN_QUERY_RESERVE_SPACE) return is_training(op) ? reserve_layout_of(g).bytes : 0;
   switch (op) {
-    case rnn_op::forward_inference: return forward_workspace_of(p, g, false, recurrent_split(g)).bytes;
+    case rnn_op::forward_inference:
+      return forward_workspace_of(p, g, false, recurrent_split(g), persistent ? 2 : 1).bytes;
     case rnn_op::forward_training: return forward_workspace_of(p, g, true, recurrent_split(g)).bytes;
     case rnn_op::backward_data: return backward_data_workspace_of(g).bytes;
     default: return backward_weights_workspace_of(p, g).bytes;
@@ -219,11 +248,24 @@ class rnn_runner {
   rnn_runner(const cuda_context& ctx, const tsrpRnnProblem& p)
       : ctx_(ctx), p_(p), g_(geometry_of(p)), dt_(p.data_type), tf32_(allows_tf32(p)) {}
 
-  void forward(const tsrpRnnForwardArgs& a, void* workspace, bool training) const {
+  // `persistent`: the kernel is the persistent forward (its workspace layout); each layer then runs
+  // as one persistent launch if the device can hold the grid, else stepwise in the same workspace.
+  void forward(const tsrpRnnForwardArgs& a, void* workspace, bool training, bool persistent = false) const {
     const rnn_geometry& g = g_;
     const int64_t steps = g.T, N = g.N, H = g.H, GH = g.GH, D = g.D;
     const int64_t slices = recurrent_split(g);
-    const forward_workspace wl = forward_workspace_of(p_, g, training, slices);
+    const forward_workspace wl = forward_workspace_of(p_, g, training, slices, persistent && !training ? 2 : 1);
+    persistent_plan plan;
+    bool one_launch = false;
+    if constexpr (!std::is_same_v<T, float>) {
+      if (persistent) {
+        plan = persistent_plan_for(g);
+        one_launch = plan.fits && persistent_forward_fits_device<T>(ctx_, plan, g.cell);
+        if (!one_launch)
+          log_message(TSRP_LOG_WARN, "rnn_fwd_*_persistent: the device cannot hold the plan's grid resident at "
+                                     "once; running the stepwise kernels instead");
+      }
+    }
     const reserve_layout rl = training ? reserve_layout_of(g) : reserve_layout{};
     char* ws = aligned_base(static_cast<char*>(workspace));
     char* rs = training ? aligned_base(static_cast<char*>(a.reserve_space)) : nullptr;
@@ -255,10 +297,14 @@ class rnn_runner {
         st.cs_slot = N * H;
         st.saved = at<float>(rs, lr.saved);
         st.saved_dir = steps * N * g.S * H;
+        st.slot_mask = -1;
       } else {
+        // Stepwise: one state updated in place (the step's GEMM has read it before the cell
+        // kernel writes). Persistent: two slots in turn.
         st.hs = at<T>(ws, wl.hs);
-        st.hs_dir = N * H;
-        st.hs_slot = 0;
+        st.hs_dir = one_launch ? 2 * N * H : N * H;
+        st.hs_slot = one_launch ? N * H : 0;
+        st.slot_mask = one_launch ? 1 : 0;
         st.cs = g.lstm ? at<float>(ws, wl.cs) : nullptr;
         st.cs_dir = N * H;
         st.cs_slot = 0;
@@ -277,10 +323,10 @@ class rnn_runner {
       }
 
       // Initial states into the slots step 0 reads (slot 0 of direction 0, slot T of direction 1).
-      const strides3 initial{st.hs_dir + steps * st.hs_slot, H, 1};
+      const strides3 initial{st.hs_dir + (steps & st.slot_mask) * st.hs_slot, H, 1};
       copy_3d<T, T>(ctx_, row_of(static_cast<const T*>(a.hx), p_.h, p0), strides_of(p_.h), st.hs, initial, D, N, H);
       if (g.lstm) {
-        const strides3 initial_c{st.cs_dir + steps * st.cs_slot, H, 1};
+        const strides3 initial_c{st.cs_dir + (steps & st.slot_mask) * st.cs_slot, H, 1};
         copy_3d<T, float>(ctx_, row_of(static_cast<const T*>(a.cx), p_.c, p0), strides_of(p_.c), st.cs, initial_c,
                           D, N, H);
       }
@@ -289,6 +335,21 @@ class rnn_runner {
                           operand(w + matrix_offset(p0, 0), dt_, 1, I, pdir),
                           output(gx, TSRP_DATA_FLOAT, GH, 1, steps * N * GH), 0.0f, tf32_),
                   ctx_.stream());
+      if (one_launch) {
+        st.hy = row_of(static_cast<T*>(a.hy), p_.h, p0);
+        st.hy_p = p_.h.strides[0];
+        st.hy_n = p_.h.strides[1];
+        st.hy_c = p_.h.strides[2];
+        st.cy = g.lstm ? row_of(static_cast<T*>(a.cy), p_.c, p0) : nullptr;
+        st.cy_p = p_.c.strides[0];
+        st.cy_n = p_.c.strides[1];
+        st.cy_c = p_.c.strides[2];
+        if constexpr (!std::is_same_v<T, float>)
+          launch_persistent_forward<T>(ctx_, plan, g.cell, st, w + matrix_offset(p0, static_cast<int32_t>(g.G)), pdir,
+                                       a.hx != nullptr);
+        x = matrix{st.out, D * H, 1};
+        continue;
+      }
       const gemm_operand recurrent_weights = operand(w + matrix_offset(p0, static_cast<int32_t>(g.G)), dt_, 1, H, pdir);
       for (int64_t s = 0; s < steps; ++s) {
         // Without hx the first step's R h is zero: no GEMM, the cell kernel reads no gh.
@@ -508,6 +569,21 @@ void with_runner(const cuda_context& ctx, const tsrpRnnProblem& p, F&& f) {
   "Fixed sequence length. Deterministic (fixed-order reductions, no atomics) given a deterministic "  \
   "GEMM engine."
 
+#define TSR_CUDA_RNN_PERSISTENT_NOTES                                                                    \
+  "Each layer's steps in one cooperative launch: every block keeps its hidden units' rows of R in "     \
+  "shared memory for the whole sequence and multiplies h_{t-1} on the tensor cores (fp32 "              \
+  "accumulators), one grid-wide barrier per step; the input projection is one GEMM as in the "         \
+  "stepwise kernels, and the cell math is theirs. f16/bf16. Falls back to the stepwise kernels "       \
+  "where the device cannot hold the grid resident. Deterministic (fixed-order sums, no atomics)."
+
+// A rough figure for ranking (the registry prefers an estimate over none): the plan's step cycles
+// at 1.7 GHz plus ~2 us of barrier and cell per step, for every step of every layer.
+double persistent_estimate_us(const tsrpRnnProblem& p) {
+  const rnn_geometry g = geometry_of(p);
+  const persistent_plan plan = persistent_plan_for(g);
+  return double(g.L) * double(g.T) * (plan.step_cycles / 1700.0 + 2.0);
+}
+
 struct forward_inference_traits {
   using problem_type = tsrpRnnProblem;
   using args_type = tsrpRnnForwardArgs;
@@ -540,6 +616,43 @@ struct forward_training_traits {
     require_pointer(a.weights, 1, "weights");
     require_reserve(p, a.reserve_space, a.reserve_space_size);
     with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, true); });
+  }
+};
+
+struct forward_inference_persistent_traits {
+  using problem_type = tsrpRnnProblem;
+  using args_type = tsrpRnnForwardArgs;
+  static constexpr const char* name = "rnn_fwd_inference_persistent";
+  static constexpr int32_t operation = TSRP_OP_RNN_FORWARD_INFERENCE;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes = TSR_CUDA_RNN_PERSISTENT_NOTES;
+  static std::string support(const problem_type& p) { return persistent_support(p, rnn_op::forward_inference); }
+  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::forward_inference, true); }
+  static double estimate_us(const problem_type& p) { return persistent_estimate_us(p); }
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    require_pointer(a.x, 1, "x");
+    require_pointer(a.y, 1, "y");
+    require_pointer(a.weights, 1, "weights");
+    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, false, true); });
+  }
+};
+
+struct forward_training_persistent_traits {
+  using problem_type = tsrpRnnProblem;
+  using args_type = tsrpRnnForwardArgs;
+  static constexpr const char* name = "rnn_fwd_training_persistent";
+  static constexpr int32_t operation = TSRP_OP_RNN_FORWARD_TRAINING;
+  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
+  static constexpr const char* notes = TSR_CUDA_RNN_PERSISTENT_NOTES;
+  static std::string support(const problem_type& p) { return persistent_support(p, rnn_op::forward_training); }
+  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::forward_training, true); }
+  static double estimate_us(const problem_type& p) { return persistent_estimate_us(p); }
+  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
+    require_pointer(a.x, 1, "x");
+    require_pointer(a.y, 1, "y");
+    require_pointer(a.weights, 1, "weights");
+    require_reserve(p, a.reserve_space, a.reserve_space_size);
+    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, true, true); });
   }
 };
 
@@ -582,6 +695,10 @@ struct backward_weights_traits {
 }  // namespace rnn
 
 void add_rnn_kernels(kernel_list& out) {
+  if (rnn::persistent_switched_on()) {
+    out.push_back(make_kernel<rnn::forward_inference_persistent_traits>());
+    out.push_back(make_kernel<rnn::forward_training_persistent_traits>());
+  }
   out.push_back(make_kernel<rnn::forward_inference_traits>());
   out.push_back(make_kernel<rnn::forward_training_traits>());
   out.push_back(make_kernel<rnn::backward_data_traits>());

@@ -148,7 +148,7 @@ struct forward_workspace {
   size_t gx = 0;                 // [D][T][N][G*H] fp32 input projections of one layer
   size_t gh = 0;                 // [slices][D][N][G*H] fp32 recurrent products of one step
   size_t x_stage = no_region;    // [T][N][I0] storage type, when x cannot be read in place
-  size_t hs = 0, cs = 0;         // inference: [D][N][H] states updated in place
+  size_t hs = 0, cs = 0;         // inference: [D][state_slots][N][H] states, [D][N][H] cell states
   size_t out[2] = {0, 0};        // inference: ping-pong layer outputs [T][N][D*H]
   size_t bytes = 0;
 };
@@ -176,8 +176,10 @@ inline int64_t default_recurrent_slices(const rnn_geometry& g, int sms) {
 }
 
 // `slices`: recurrent_slices() of the run (gh holds one [D][N][G*H] block per slice).
+// `state_slots`: inference hidden-state slots per direction, 1 for the stepwise kernels (updated in
+// place), 2 for the persistent forward (used in turn, rnn_persistent.cu).
 inline forward_workspace forward_workspace_of(const tsrpRnnProblem& p, const rnn_geometry& g,
-                                              bool training, int64_t slices = 1) {
+                                              bool training, int64_t slices = 1, int64_t state_slots = 1) {
   forward_workspace w;
   space_builder b;
   const size_t dn = static_cast<size_t>(g.D * g.N), tn = static_cast<size_t>(g.T * g.N);
@@ -185,7 +187,7 @@ inline forward_workspace forward_workspace_of(const tsrpRnnProblem& p, const rnn
   w.gh = b.take(static_cast<size_t>(slices) * dn * static_cast<size_t>(g.GH) * 4);
   if (direct_x_row_stride(p) == 0) w.x_stage = b.take(tn * static_cast<size_t>(g.I0) * g.es);
   if (!training) {
-    w.hs = b.take(dn * static_cast<size_t>(g.H) * g.es);
+    w.hs = b.take(static_cast<size_t>(state_slots) * dn * static_cast<size_t>(g.H) * g.es);
     if (g.lstm) w.cs = b.take(dn * static_cast<size_t>(g.H) * 4);
     for (int i = 0; i < 2 && i + 1 < g.L; ++i)
       w.out[i] = b.take(tn * static_cast<size_t>(g.D * g.H) * g.es);

@@ -56,6 +56,10 @@ const rnn_shape k_shapes[] = {
   // One direction, H a multiple of 2, 4, 8 and 16: the CUDA forward's recurrent GEMM may run in
   // k-slices here (TESSERA_CUDA_RNN_RECURRENT_SPLIT).
   {"lstm_uni_2layers_c6h16",   TSR_LSTM,     false, 2, 6, 16, 3, 2, TSR_RNN_DOUBLE_BIAS},
+  // Several blocks of the CUDA persistent forward (TESSERA_CUDA_RNN_PERSISTENT): batch groups of
+  // 16 rows with a partial last one, its 16-byte staging of h (H a multiple of 8).
+  {"lstm_uni_2layers_h64_n40", TSR_LSTM,     false, 2, 24, 64, 4, 40, TSR_RNN_DOUBLE_BIAS},
+  {"gru_bi_h40_n17",           TSR_GRU,      true,  1, 9, 40, 3, 17, TSR_RNN_DOUBLE_BIAS},
 };
 // clang-format on
 

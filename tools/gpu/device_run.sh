@@ -284,7 +284,8 @@ if has variants; then
   # up_convolutions (the 3-D U-Net's up-convolutions beside cuDNN's), lnorm_pair (the layer-norm
   # forward with two rows in flight per warp), pool_fwd_form (the 3x3/2 max-pool forward's columns
   # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN), pool_disjoint
-  # (non-overlapping max-pool windows on the direct kernel). The lean
+  # (non-overlapping max-pool windows on the direct kernel), rnn_persistent (the RNN forward's
+  # steps in one cooperative launch per layer). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -381,6 +382,23 @@ if has variants; then
     # not yet run on a GPU: conformance under 4 slices, then the anchor LSTM under 1, 2, 4 and 8.
     test_variant TESSERA_CUDA_RNN_RECURRENT_SPLIT 4 rnn_split '*Rnn*/cuda'
     time_variants TESSERA_CUDA_RNN_RECURRENT_SPLIT "1 2 4 8" rnn_split '--rnn'
+  fi
+  if want rnn_persistent; then
+    # The persistent RNN forward (rnn_persistent.cu: each layer's steps in one cooperative launch,
+    # registered only under TESSERA_CUDA_RNN_PERSISTENT=1, not yet run on a GPU): the RNN
+    # conformance under it, then the large LSTM and GRU (inference and training forward, fp16, and
+    # the LSTM inference in bf16) beside cuDNN, stepwise (0) against persistent (1); the row counts
+    # the lines a persistent kernel ran.
+    test_variant TESSERA_CUDA_RNN_PERSISTENT 1 rnn_persistent '*Rnn*/cuda'
+    { echo '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right'
+      grep -E '^--(prop|cell)=(FWD_I|FWD_D|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
+      echo '--reset --rnn --dt=bf16 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm'
+    } > "$out/rnn_persistent_problems.txt"
+    for v in 0 1; do
+      env TESSERA_CUDA_RNN_PERSISTENT=$v timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+          --batch="$out/rnn_persistent_problems.txt" > "$out/variant_rnn_persistent_$v.txt" 2>&1
+      row "rnn_persistent $v" "rc=$? $(grep -c '_persistent' "$out/variant_rnn_persistent_$v.txt") persistent; $(grep -oE '[0-9.]+ms' "$out/variant_rnn_persistent_$v.txt" | tr '\n' ' ' | cut -c1-110)"
+    done
   fi
   # tf32_suite LABEL SUITE: a ResNet-50 suite in fp32 NHWC with TF32 allowed, side by side with
   # cuDNN under the same math mode; the row counts the lines our TF32 kernels ran (their names end

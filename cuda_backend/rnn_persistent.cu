@@ -1,0 +1,245 @@
+// The persistent RNN forward: every step of one layer in one cooperative launch (the why, the
+// plan and the index arithmetic are in rnn_persistent_layout.hpp). Per step each block
+//   1. stages h_{t-1} of its batch rows into shared memory (cp.async.cg, 16-byte chunks, in
+//      persistent_stage_groups groups so the products of the first group start early; a plain
+//      __ldcg copy when H is not a multiple of 8). The state was written by other blocks in the
+//      previous step, so it must come from L2, never from a stale L1 line: cp.async.cg and
+//      __ldcg both bypass L1;
+//   2. multiplies it by its slice of R (staged once, for the whole sequence) on the tensor cores,
+//      fp32 accumulators, two chains per fragment (even and odd k-steps) added at the end in a
+//      fixed order;
+//   3. runs the cell (forward_unit, the stepwise cell kernel's own code) for its units, one
+//      thread per unit for the whole sequence, so the LSTM cell state and the GRU's h_{t-1} a
+//      thread reads are the ones it wrote itself;
+//   4. waits at the grid-wide barrier (cooperative groups; it also orders the writes of h_t
+//      before every block's next reads).
+// Inference keeps h in two slots used in turn (slot_mask 1): a block still reading h_{t-1} must not
+// see another block's h_t. Training writes every step's state into its own reserve slot anyway.
+#include "cuda_errors.hpp"
+#include "element_types.cuh"
+#include "gemm_mma_ptx.cuh"
+#include "rnn_persistent.hpp"
+
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::cuda::rnn {
+namespace {
+
+namespace cg = cooperative_groups;
+using gemm::cp_async_16;
+using gemm::cp_async_commit;
+using gemm::cp_async_wait;
+using gemm::ldmatrix_x4;
+using gemm::mma_16816;
+using gemm::shared_address;
+
+template <typename T>
+struct persistent_args {
+  persistent_plan plan;
+  forward_step<T> step;
+  const T* recurrent_weights;  // R of direction 0: row (gate g, unit j) = g * H + j, H long
+  int64_t weights_dir;         // elements between the directions' R
+  int32_t has_hx;
+};
+
+// cp.async.wait_group takes an immediate: wait until group q (of persistent_stage_groups) landed.
+__device__ __forceinline__ void wait_for_group(int q) {
+  static_assert(persistent_stage_groups == 4, "one case per group");
+  if (q == 0) {
+    cp_async_wait<3>();
+  } else if (q == 1) {
+    cp_async_wait<2>();
+  } else if (q == 2) {
+    cp_async_wait<1>();
+  } else {
+    cp_async_wait<0>();
+  }
+}
+
+// One k-step of one tile: the A fragment once, the two B fragments of the tile's 16 columns.
+template <typename T>
+__device__ __forceinline__ void tile_k_step(const persistent_plan& p, const T* state, const T* weights, int32_t row0,
+                                            int32_t col0, int32_t k0, int lane, float (&left)[4], float (&right)[4]) {
+  uint32_t a[4], b[4];
+  ldmatrix_x4(a, shared_address(state + persistent_a_address(p, row0, k0, lane)));
+  ldmatrix_x4(b, shared_address(weights + persistent_b_address(p, col0, k0, lane)));
+  mma_16816<T>(left, a, b[0], b[1]);
+  mma_16816<T>(right, a, b[2], b[3]);
+}
+
+template <typename T, int Cell>
+__global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(persistent_args<T> a) {
+  constexpr int G = gates_of<Cell>();
+  extern __shared__ __align__(16) unsigned char shared[];
+  const persistent_plan& p = a.plan;
+  T* weights = reinterpret_cast<T*>(shared + p.weights_offset);
+  T* state = reinterpret_cast<T*>(shared + p.state_offset);
+  float* gates = reinterpret_cast<float*>(shared + p.gates_offset);
+  const persistent_block block = persistent_block_of(p, static_cast<int32_t>(blockIdx.x));
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  const int32_t H = p.H;
+  const int32_t rows = min(p.batch_rows, p.N - block.n0);
+  const int32_t units = min(p.units, H - block.j0);
+  const T zero = from_float<T>(0.0f);
+
+  // R's slice, once for the sequence; zeros past H, past the block's units and past G * U columns.
+  const T* R = a.recurrent_weights + block.d * a.weights_dir;
+  for (int32_t i = tid; i < p.gate_cols * p.kp; i += persistent_threads) {
+    const int32_t c = i / p.kp, k = i % p.kp;
+    const int64_t row = persistent_weight_row(p, block, c);
+    weights[c * p.pitch + k] = row >= 0 && k < H ? R[row * H + k] : zero;
+  }
+  // The state's rows past the block's batch rows and its k past H stay zero: the staging never
+  // writes them, and a zero row of A keeps NaN out of the padded products.
+  for (int32_t i = tid; i < p.rows16 * p.kp; i += persistent_threads) {
+    const int32_t r = i / p.kp, k = i % p.kp;
+    if (r >= rows || k >= H) state[r * p.pitch + k] = zero;
+  }
+  __syncthreads();
+
+  cg::grid_group grid = cg::this_grid();
+  const forward_step<T>& st = a.step;
+  const bool vector_state = H % 8 == 0;
+  const T* own_rows = st.hs + block.d * st.hs_dir + int64_t{block.n0} * H;
+  for (int64_t s = 0; s < st.steps; ++s) {
+    const int64_t t = block.d == 0 ? s : st.steps - 1 - s;
+    const bool recurrent = s > 0 || a.has_hx != 0;
+    if (recurrent) {
+      const T* h_prev = own_rows + ((t + block.d) & st.slot_mask) * st.hs_slot;
+      if (vector_state) {
+        const int32_t row_chunks = H / 8;
+        for (int q = 0; q < persistent_stage_groups; ++q) {
+          int32_t first, last;
+          persistent_group_steps(p, q, first, last);
+          const int32_t chunk0 = 2 * first, chunk1 = min(2 * last, row_chunks);
+          const int32_t width = chunk1 > chunk0 ? chunk1 - chunk0 : 0;
+          for (int32_t i = tid; i < rows * width; i += persistent_threads) {
+            const int32_t r = i / width, chunk = chunk0 + i % width;
+            cp_async_16(shared_address(state + r * p.pitch + chunk * 8), h_prev + int64_t{r} * H + chunk * 8, 16);
+          }
+          cp_async_commit();
+        }
+      } else {
+        for (int32_t i = tid; i < rows * H; i += persistent_threads) {
+          const int32_t r = i / H, k = i % H;
+          state[r * p.pitch + k] = __ldcg(h_prev + int64_t{r} * H + k);
+        }
+      }
+
+      float acc[persistent_tiles_per_warp][2][2][4] = {};  // [tile][8 columns][even/odd k-step]
+      for (int q = 0; q < persistent_stage_groups; ++q) {
+        wait_for_group(q);  // nothing pending on the __ldcg path
+        __syncthreads();
+        int32_t first, last;
+        persistent_group_steps(p, q, first, last);
+#pragma unroll
+        for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
+          const int32_t tile = warp + lt * persistent_warps;
+          if (tile >= p.tiles) break;
+          int32_t row0, col0;
+          persistent_tile_origin(p, tile, row0, col0);
+          for (int32_t ks = first; ks < last; ks += 2) {
+            tile_k_step(p, state, weights, row0, col0, ks * 16, lane, acc[lt][0][0], acc[lt][1][0]);
+            if (ks + 1 < last) tile_k_step(p, state, weights, row0, col0, ks * 16 + 16, lane, acc[lt][0][1], acc[lt][1][1]);
+          }
+        }
+      }
+#pragma unroll
+      for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
+        const int32_t tile = warp + lt * persistent_warps;
+        if (tile >= p.tiles) break;
+        int32_t row0, col0;
+        persistent_tile_origin(p, tile, row0, col0);
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+          for (int reg = 0; reg < 4; ++reg)
+            gates[persistent_gate_index(p, row0, col0 + 8 * half, lane, reg)] =
+                acc[lt][half][0][reg] + acc[lt][half][1][reg];
+      }
+    }
+    __syncthreads();
+
+    // The cell: the same thread owns the same unit at every step.
+    const bool final_step = s + 1 == st.steps;
+    for (int32_t i = tid; i < rows * p.units; i += persistent_threads) {
+      const int32_t r = i / p.units, u = i % p.units;
+      if (u >= units) continue;
+      float rh[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) rh[g] = recurrent ? gates[r * p.gates_pitch + persistent_gate_column(p, g, u)] : 0.0f;
+      forward_unit<T, Cell>(st, block.d, block.n0 + r, block.j0 + u, s, rh, final_step);
+    }
+    if (!final_step) grid.sync();
+  }
+}
+
+template <typename T>
+const void* persistent_kernel(int32_t cell) {
+  switch (cell) {
+    case TSRP_RNN_RELU: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_RELU>);
+    case TSRP_RNN_TANH: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_TANH>);
+    case TSRP_RNN_LSTM: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_LSTM>);
+    case TSRP_RNN_GRU: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_GRU>);
+    default: throw status_error(TSRP_STATUS_INTERNAL_ERROR, "unknown RNN cell mode " + std::to_string(cell));
+  }
+}
+
+}  // namespace
+
+template <typename T>
+bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell) {
+  int cooperative = 0;
+  check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, ctx.device_ordinal()),
+             "cudaDeviceGetAttribute(cooperative launch)");
+  if (cooperative == 0) return false;
+  const void* kernel = persistent_kernel<T>(cell);
+  // A device with less shared memory per block refuses the attribute: not an error, the stepwise
+  // kernels run instead.
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(plan.shared_bytes)) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, persistent_threads, plan.shared_bytes),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor of the persistent RNN forward");
+  return int64_t{per_sm} * ctx.sm_count() >= plan.blocks;
+}
+
+template <typename T>
+void launch_persistent_forward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
+                               const forward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,
+                               bool has_hx) {
+  persistent_args<T> args{plan, step, recurrent_weights, weights_dir, has_hx ? 1 : 0};
+  void* params[] = {&args};
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned int>(plan.blocks));
+  config.blockDim = dim3(persistent_threads);
+  config.dynamicSmemBytes = plan.shared_bytes;
+  config.stream = ctx.stream();
+  // Cooperative: every block resident at once (checked by persistent_forward_fits_device), which
+  // the grid barrier needs; valid in stream capture (a cooperative kernel node).
+  cudaLaunchAttribute cooperative = {};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  check_cuda(cudaLaunchKernelExC(&config, persistent_kernel<T>(cell), params), "launching the persistent RNN forward");
+}
+
+template bool persistent_forward_fits_device<__half>(const cuda_context&, const persistent_plan&, int32_t);
+template bool persistent_forward_fits_device<__nv_bfloat16>(const cuda_context&, const persistent_plan&, int32_t);
+template void launch_persistent_forward<__half>(const cuda_context&, const persistent_plan&, int32_t,
+                                                const forward_step<__half>&, const __half*, int64_t, bool);
+template void launch_persistent_forward<__nv_bfloat16>(const cuda_context&, const persistent_plan&, int32_t,
+                                                       const forward_step<__nv_bfloat16>&, const __nv_bfloat16*,
+                                                       int64_t, bool);
+
+}  // namespace tessera::cuda::rnn

@@ -1,0 +1,210 @@
+// The persistent RNN forward (rnn_persistent.cu): its plan and its index arithmetic, host and
+// device alike, so that tests/cuda/rnn_persistent_layout_host_test.cpp can play a whole block's
+// recurrent product lane by lane on a machine without a GPU.
+//
+// Why a persistent kernel: the stepwise forward launches a recurrent GEMM and a cell kernel for
+// each of the T steps of each layer. At the anchor LSTM's sizes (H 1024, N 64, fp16) that GEMM is
+// 64 x 4096 x 1024, too little work to fill the GPU and latency-bound (19.5 us a step on the H200,
+// 2026-12-04; 256 steps of GEMM + cell make the 5.5 ms that is 1.31x cuDNN's time). Here one
+// cooperative launch runs every step of a layer: block b keeps its slice of R (the gate rows of
+// U hidden units, all G gates of each unit, so that the cell math is local) in shared memory for
+// the whole sequence, and per step stages h_{t-1} (its batch rows), multiplies on the tensor
+// cores (mma.sync m16n8k16, fp32 accumulators), applies the cell and writes h_t; a grid-wide
+// barrier separates the steps. Per step that is one read of h from L2 per block and no launch.
+//
+// A block is (direction d, unit group, batch group): units [j0, j0 + U) of H, batch rows
+// [n0, n0 + Nb) of N. Its gate columns c = g * U + u (gate g of unit j0 + u) are the rows of its
+// staged weights; columns past G * U are zero up to a multiple of 16.
+//
+// Shared memory (elements of the storage type unless said otherwise):
+//   weights  [gate_cols][pitch]   R's rows, K = H contiguous, zero past H and past G * U rows
+//   state    [rows16][pitch]      h_{t-1} of the block's batch rows, zero past Nb rows and past H
+//   gates    [rows16][gates_pitch] fp32 R h of the step, read by the cell
+// pitch = kp + 8 with kp = H rounded up to 16: 16-byte rows whose byte stride is 16 mod 32, so
+// the 8 row addresses of every ldmatrix phase fall in 8 different 16-byte bank groups.
+//
+// Work: the block's product is rows16 x gate_cols, cut into 16 x 16 tiles (one A fragment, two
+// m16n8 B fragments); tile i goes to warp i % warps. Fragments come from ldmatrix .x4 (lane l
+// gives the address of row l % 8 of matrix l / 8); PTX's m16n8k16 layout, g = lane / 4,
+// t = lane % 4: A a0 (g, 2t..2t+1), a1 (g + 8, ..), a2 (g, 2t+8..), a3 (g + 8, 2t+8..);
+// B b0 (k = 2t..2t+1, n = g), b1 (k = 2t+8.., n = g); D d0, d1 (g, 2t..2t+1), d2, d3 (g + 8, ..).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define TESSERA_RNN_HD __host__ __device__
+#else
+#define TESSERA_RNN_HD
+#endif
+
+namespace tessera::cuda::rnn {
+
+constexpr int persistent_threads = 256;
+constexpr int persistent_warps = persistent_threads / 32;
+constexpr int persistent_tiles_per_warp = 2;  // accumulators a thread holds: 2 tiles x 2 x 2 x 4 floats
+// h_{t-1} is staged in this many groups of k-steps, so the first group's products start while the
+// later groups are still in flight.
+constexpr int persistent_stage_groups = 4;
+
+struct persistent_plan {
+  bool fits = false;
+  const char* why_not = nullptr;  // when !fits
+  int32_t D = 0, G = 0, H = 0, N = 0;
+  int32_t units = 0;         // U: hidden units per block
+  int32_t unit_groups = 0;   // ceil(H / U)
+  int32_t batch_rows = 0;    // Nb: batch rows per block
+  int32_t batch_groups = 0;  // ceil(N / Nb)
+  int32_t blocks = 0;        // D * unit_groups * batch_groups
+  int32_t kp = 0;            // H rounded up to 16
+  int32_t pitch = 0;         // kp + 8
+  int32_t rows16 = 0;        // Nb rounded up to 16
+  int32_t gate_cols = 0;     // G * U rounded up to 16
+  int32_t gates_pitch = 0;   // gate_cols + 4 (fp32)
+  int32_t tiles = 0;         // (rows16 / 16) * (gate_cols / 16)
+  size_t weights_offset = 0, state_offset = 0, gates_offset = 0;  // bytes into shared memory
+  size_t shared_bytes = 0;
+  double step_cycles = 0.0;  // the cost model's estimate of one step (plan choice and estimate_us)
+};
+
+TESSERA_RNN_HD inline int32_t round_up_to(int32_t value, int32_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// The plan for one (U, Nb) choice; fits is false when it breaks a limit.
+inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int32_t N, int32_t units,
+                                            int32_t batch_rows, size_t element_bytes, int sms, size_t shared_limit) {
+  persistent_plan p;
+  p.D = D;
+  p.G = G;
+  p.H = H;
+  p.N = N;
+  p.units = units;
+  p.unit_groups = (H + units - 1) / units;
+  p.batch_rows = batch_rows;
+  p.batch_groups = (N + batch_rows - 1) / batch_rows;
+  p.kp = round_up_to(H, 16);
+  p.pitch = p.kp + 8;
+  p.rows16 = round_up_to(batch_rows, 16);
+  p.gate_cols = round_up_to(G * units, 16);
+  p.gates_pitch = p.gate_cols + 4;
+  p.tiles = (p.rows16 / 16) * (p.gate_cols / 16);
+  const int64_t blocks = int64_t{D} * p.unit_groups * p.batch_groups;
+  p.blocks = static_cast<int32_t>(blocks < (int64_t{1} << 30) ? blocks : (int64_t{1} << 30));
+  size_t used = 0;
+  auto take = [&used](size_t bytes) {
+    const size_t offset = used;
+    used += (bytes + 15) / 16 * 16;
+    return offset;
+  };
+  p.weights_offset = take(size_t(p.gate_cols) * size_t(p.pitch) * element_bytes);
+  p.state_offset = take(size_t(p.rows16) * size_t(p.pitch) * element_bytes);
+  p.gates_offset = take(size_t(p.rows16) * size_t(p.gates_pitch) * 4);
+  p.shared_bytes = used;
+  // One SM's share of a step, in cycles: the products at ~512 FMA a cycle (mma.sync reaches about
+  // half the H200's dense fp16 rate) and h_{t-1} from L2 at ~32 bytes a cycle; the two overlap
+  // only partly, so they are added. Fixed costs (the barrier, the cell) are the same for every
+  // plan and left out.
+  p.step_cycles = double(p.rows16) * p.gate_cols * p.kp / 512.0 + double(batch_rows) * p.kp * element_bytes / 32.0;
+  if (blocks > sms) {
+    p.why_not = "more blocks than SMs: every block must be resident for the grid-wide barrier";
+  } else if (p.tiles > persistent_warps * persistent_tiles_per_warp) {
+    p.why_not = "more 16x16 product tiles than the block's warps hold accumulators for";
+  } else if (p.shared_bytes > shared_limit) {
+    p.why_not = "the block's slice of R and h do not fit in shared memory";
+  } else {
+    p.fits = true;
+  }
+  return p;
+}
+
+// The cheapest fitting plan over U in {1, 2, 4, ..., 64} and Nb in {16, 32, 64, ...} (each a
+// power of two, Nb at least 16 so that no tile row is wasted where N allows), or a plan with
+// fits = false and the reason of the widest candidate. `sms` and `shared_limit` are the H200's
+// (132, 227 KiB) whatever the device, so the workspace never depends on the device; the run checks
+// that the device can hold the grid and falls back to the stepwise kernels where it cannot.
+inline persistent_plan persistent_plan_of(int32_t D, int32_t G, int32_t H, int32_t N, size_t element_bytes,
+                                          int sms = 132, size_t shared_limit = 227 * 1024) {
+  persistent_plan best;
+  best.why_not = "no candidate";
+  for (int32_t units = 1; units <= 64; units *= 2) {
+    if (units > 1 && units / 2 >= H) break;  // larger U only adds empty units
+    for (int32_t rows = 16;; rows *= 2) {
+      const int32_t batch_rows = rows < N ? rows : N;
+      const persistent_plan p = persistent_plan_with(D, G, H, N, units, batch_rows, element_bytes, sms, shared_limit);
+      if (p.fits && (!best.fits || p.step_cycles < best.step_cycles ||
+                     (p.step_cycles == best.step_cycles && p.blocks < best.blocks)))
+        best = p;
+      if (!best.fits && !p.fits) best.why_not = p.why_not;
+      if (batch_rows == N) break;
+    }
+  }
+  return best;
+}
+
+// ---- indices (host and device) ----
+
+// Block b's coordinates: direction, first hidden unit, first batch row.
+struct persistent_block {
+  int32_t d, j0, n0;
+};
+
+TESSERA_RNN_HD inline persistent_block persistent_block_of(const persistent_plan& p, int32_t block) {
+  persistent_block b;
+  b.n0 = (block % p.batch_groups) * p.batch_rows;
+  b.j0 = ((block / p.batch_groups) % p.unit_groups) * p.units;
+  b.d = block / (p.batch_groups * p.unit_groups);
+  return b;
+}
+
+// Gate column c of a block: gate g, unit u (c < G * U).
+TESSERA_RNN_HD inline int32_t persistent_gate_column(const persistent_plan& p, int32_t g, int32_t u) {
+  return g * p.units + u;
+}
+
+// The row of R (gate g, unit j: g * H + j) that gate column c of block b stages, or -1 where the
+// column is padding (past G * U, or a unit past H in the last unit group).
+TESSERA_RNN_HD inline int64_t persistent_weight_row(const persistent_plan& p, const persistent_block& b, int32_t c) {
+  const int32_t g = c / p.units, u = c % p.units;
+  if (c >= p.G * p.units || b.j0 + u >= p.H) return -1;
+  return int64_t{g} * p.H + b.j0 + u;
+}
+
+// Tile i: its first row (batch row within the block) and first gate column.
+TESSERA_RNN_HD inline void persistent_tile_origin(const persistent_plan& p, int32_t tile, int32_t& row0, int32_t& col0) {
+  const int32_t column_tiles = p.gate_cols / 16;
+  row0 = (tile / column_tiles) * 16;
+  col0 = (tile % column_tiles) * 16;
+}
+
+// Element offset in the staged state of the row address `lane` gives to the A ldmatrix .x4 of the
+// 16 x 16 slice at (row0, k0): matrices 0-3 are rows 0-7 / 8-15 at k0 and k0 + 8, so registers
+// 0-3 are a0-a3.
+TESSERA_RNN_HD inline int32_t persistent_a_address(const persistent_plan& p, int32_t row0, int32_t k0, int32_t lane) {
+  return (row0 + lane % 16) * p.pitch + k0 + (lane / 16) * 8;
+}
+
+// Element offset in the staged weights of the row address `lane` gives to the B ldmatrix .x4 of
+// the two 8-column fragments at (col0, k0): matrix m holds columns col0 + (m / 2) * 8 .. + 7 at
+// k0 + (m % 2) * 8, so registers 0-1 are b0-b1 of columns col0.., registers 2-3 of col0 + 8...
+TESSERA_RNN_HD inline int32_t persistent_b_address(const persistent_plan& p, int32_t col0, int32_t k0, int32_t lane) {
+  const int32_t m = lane / 8;
+  return (col0 + (m / 2) * 8 + lane % 8) * p.pitch + k0 + (m % 2) * 8;
+}
+
+// Where accumulator `reg` (0-3) of `lane`'s fragment for the 8 columns at col0 (of the tile at
+// row0) lands in the gates array (fp32 elements).
+TESSERA_RNN_HD inline int32_t persistent_gate_index(const persistent_plan& p, int32_t row0, int32_t col0, int32_t lane,
+                                                    int32_t reg) {
+  return (row0 + lane / 4 + (reg / 2) * 8) * p.gates_pitch + col0 + (lane % 4) * 2 + reg % 2;
+}
+
+// The k-steps (of 16) of staging group q: [first, last).
+TESSERA_RNN_HD inline void persistent_group_steps(const persistent_plan& p, int32_t q, int32_t& first, int32_t& last) {
+  const int32_t steps = p.kp / 16;
+  first = steps * q / persistent_stage_groups;
+  last = steps * (q + 1) / persistent_stage_groups;
+}
+
+}  // namespace tessera::cuda::rnn

@@ -1,0 +1,241 @@
+// The persistent RNN forward's plan and index arithmetic (cuda_backend/rnn_persistent_layout.hpp)
+// on the host: the anchor LSTM's plan, the limits every plan keeps, every hidden unit of every
+// batch row owned by exactly one block, conflict-free ldmatrix rows, and each block's recurrent
+// product played lane by lane (staging as the kernel does it, ldmatrix and mma.sync m16n8k16 as
+// PTX defines their fragments) against a naive product. Needs no GPU; the kernel itself runs in
+// the RNN conformance sweep under TESSERA_CUDA_RNN_PERSISTENT=1 on the device.
+#include "rnn_persistent_layout.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using namespace tessera::cuda::rnn;
+
+constexpr size_t half_bytes = 2;
+
+TEST(RnnPersistentPlan, the_anchor_lstm_runs_on_128_blocks_of_16_units_and_32_rows) {
+  // 2 layers, H 1024, N 64, fp16, one direction: 64 unit groups x 2 batch groups.
+  const persistent_plan p = persistent_plan_of(1, 4, 1024, 64, half_bytes);
+  ASSERT_TRUE(p.fits) << p.why_not;
+  EXPECT_EQ(p.units, 16);
+  EXPECT_EQ(p.batch_rows, 32);
+  EXPECT_EQ(p.blocks, 128);
+  EXPECT_EQ(p.tiles, 8);  // one 16x16 tile per warp
+  EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
+}
+
+TEST(RnnPersistentPlan, too_large_a_state_is_declined_with_a_reason) {
+  // Bidirectional H 1024 at N 64: R's slices and h no longer fit 132 blocks' shared memory.
+  const persistent_plan p = persistent_plan_of(2, 4, 1024, 64, half_bytes);
+  EXPECT_FALSE(p.fits);
+  ASSERT_NE(p.why_not, nullptr);
+  EXPECT_FALSE(persistent_plan_of(1, 4, 8192, 64, half_bytes).fits);
+}
+
+struct shape {
+  int32_t D, G, H, N;
+};
+
+const shape k_shapes[] = {{1, 4, 1024, 64}, {1, 4, 5, 2},   {2, 4, 4, 1},    {2, 3, 3, 3},    {1, 3, 8, 3},
+                          {1, 1, 1, 1},     {2, 1, 7, 2},   {1, 4, 16, 2},   {1, 4, 512, 256}, {2, 3, 256, 100},
+                          {1, 1, 2048, 8},  {2, 4, 96, 33}, {1, 3, 1000, 17}};
+
+TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
+  for (const shape& s : k_shapes) {
+    SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
+    ASSERT_TRUE(p.fits) << p.why_not;
+    EXPECT_LE(p.blocks, 132);
+    EXPECT_LE(p.tiles, persistent_warps * persistent_tiles_per_warp);
+    EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
+    EXPECT_EQ(p.kp % 16, 0);
+    EXPECT_GE(p.kp, p.H);
+    EXPECT_GE(p.gate_cols, p.G * p.units);
+    EXPECT_EQ(p.weights_offset % 16, 0u);
+    EXPECT_EQ(p.state_offset % 16, 0u);
+    EXPECT_EQ(p.gates_offset % 16, 0u);
+    std::set<std::tuple<int32_t, int32_t, int32_t>> owned;
+    for (int32_t b = 0; b < p.blocks; ++b) {
+      const persistent_block blk = persistent_block_of(p, b);
+      ASSERT_LT(blk.d, s.D);
+      const int32_t rows = std::min(p.batch_rows, s.N - blk.n0), units = std::min(p.units, s.H - blk.j0);
+      ASSERT_GT(rows, 0);
+      ASSERT_GT(units, 0);
+      for (int32_t r = 0; r < rows; ++r)
+        for (int32_t u = 0; u < units; ++u) EXPECT_TRUE(owned.insert({blk.d, blk.n0 + r, blk.j0 + u}).second);
+    }
+    EXPECT_EQ(owned.size(), size_t(s.D) * s.N * s.H);
+    // The staging groups cover every k-step once, in order.
+    int32_t next = 0;
+    for (int q = 0; q < persistent_stage_groups; ++q) {
+      int32_t first, last;
+      persistent_group_steps(p, q, first, last);
+      EXPECT_EQ(first, next);
+      EXPECT_LE(first, last);
+      next = last;
+    }
+    EXPECT_EQ(next, p.kp / 16);
+  }
+}
+
+// 16-byte bank groups (8 of them in a 128-byte row of banks) of the 8 row addresses of each
+// ldmatrix matrix: all different, so no phase conflicts.
+TEST(RnnPersistentPlan, ldmatrix_rows_fall_in_different_bank_groups) {
+  for (const shape& s : k_shapes) {
+    SCOPED_TRACE(testing::Message() << "H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
+    ASSERT_TRUE(p.fits);
+    for (int32_t k0 = 0; k0 < p.kp; k0 += 16) {
+      for (int m = 0; m < 4; ++m) {
+        std::set<int64_t> a_groups, b_groups;
+        for (int lane = 8 * m; lane < 8 * m + 8; ++lane) {
+          a_groups.insert((int64_t{persistent_a_address(p, 0, k0, lane)} * 2 / 16) % 8);
+          b_groups.insert((int64_t{persistent_b_address(p, 0, k0, lane)} * 2 / 16) % 8);
+        }
+        EXPECT_EQ(a_groups.size(), 8u);
+        EXPECT_EQ(b_groups.size(), 8u);
+      }
+    }
+  }
+}
+
+// ldmatrix .x4 as PTX defines it: register m of lane L holds elements 2(L%4) and 2(L%4)+1 of
+// row L/4 of matrix m, whose row addresses lanes 8m..8m+7 gave.
+struct fragment_pair {
+  float lo, hi;
+};
+
+void ldmatrix_x4(const std::vector<float>& shared, const int32_t (&address)[32], fragment_pair (&regs)[32][4]) {
+  for (int lane = 0; lane < 32; ++lane)
+    for (int m = 0; m < 4; ++m) {
+      const int32_t row = address[8 * m + lane / 4] + 2 * (lane % 4);
+      regs[lane][m] = {shared.at(size_t(row)), shared.at(size_t(row) + 1)};
+    }
+}
+
+// mma.sync m16n8k16 row.col: d += a * b with PTX's fragments (g = lane / 4, t = lane % 4).
+void mma_16816(float (&d)[32][4], const fragment_pair (&a)[32][4], const fragment_pair (&b)[32][4], int b_first) {
+  float A[16][16], B[16][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int reg = 0; reg < 4; ++reg) {
+      const int row = g + (reg & 1) * 8, k = 2 * t + (reg >> 1) * 8;
+      A[row][k] = a[lane][reg].lo;
+      A[row][k + 1] = a[lane][reg].hi;
+    }
+    for (int reg = 0; reg < 2; ++reg) {
+      const int k = 2 * t + reg * 8;
+      B[k][g] = b[lane][b_first + reg].lo;
+      B[k + 1][g] = b[lane][b_first + reg].hi;
+    }
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int reg = 0; reg < 4; ++reg) {
+      const int row = g + (reg / 2) * 8, col = 2 * t + reg % 2;
+      float sum = 0.0f;
+      for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];
+      d[lane][reg] += sum;
+    }
+  }
+}
+
+// One block's product as the kernel computes it, from h (N x H) and R (D x G*H x H).
+std::vector<float> block_gates(const persistent_plan& p, int32_t block, const std::vector<float>& h,
+                               const std::vector<float>& R) {
+  const persistent_block blk = persistent_block_of(p, block);
+  const int32_t H = p.H, rows = std::min(p.batch_rows, p.N - blk.n0);
+  // Staging, as the kernel's loops: weights with zeros outside, state zero outside (set once) and
+  // the block's rows of h inside. NaN marks the pitch's padding, which must never be read.
+  std::vector<float> weights(size_t(p.gate_cols) * p.pitch, NAN), state(size_t(p.rows16) * p.pitch, NAN);
+  for (int32_t c = 0; c < p.gate_cols; ++c)
+    for (int32_t k = 0; k < p.kp; ++k) {
+      const int64_t row = persistent_weight_row(p, blk, c);
+      weights[size_t(c) * p.pitch + k] = row >= 0 && k < H ? R[(size_t(blk.d) * p.G * H + size_t(row)) * H + k] : 0.0f;
+    }
+  for (int32_t r = 0; r < p.rows16; ++r)
+    for (int32_t k = 0; k < p.kp; ++k)
+      state[size_t(r) * p.pitch + k] = r < rows && k < H ? h[(size_t(blk.n0) + r) * H + k] : 0.0f;
+  std::vector<float> gates(size_t(p.rows16) * p.gates_pitch, NAN);
+  for (int warp = 0; warp < persistent_warps; ++warp) {
+    for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
+      const int32_t tile = warp + lt * persistent_warps;
+      if (tile >= p.tiles) break;
+      int32_t row0, col0;
+      persistent_tile_origin(p, tile, row0, col0);
+      float acc[2][2][32][4] = {};  // [8 columns][even/odd k-step][lane][reg]
+      for (int q = 0; q < persistent_stage_groups; ++q) {
+        int32_t first, last;
+        persistent_group_steps(p, q, first, last);
+        for (int32_t ks = first; ks < last; ++ks) {
+          int32_t a_address[32], b_address[32];
+          for (int lane = 0; lane < 32; ++lane) {
+            a_address[lane] = persistent_a_address(p, row0, ks * 16, lane);
+            b_address[lane] = persistent_b_address(p, col0, ks * 16, lane);
+          }
+          fragment_pair a[32][4], b[32][4];
+          ldmatrix_x4(state, a_address, a);
+          ldmatrix_x4(weights, b_address, b);
+          mma_16816(acc[0][ks % 2], a, b, 0);
+          mma_16816(acc[1][ks % 2], a, b, 2);
+        }
+      }
+      for (int half = 0; half < 2; ++half)
+        for (int lane = 0; lane < 32; ++lane)
+          for (int reg = 0; reg < 4; ++reg)
+            gates[size_t(persistent_gate_index(p, row0, col0 + 8 * half, lane, reg))] =
+                acc[half][0][lane][reg] + acc[half][1][lane][reg];
+    }
+  }
+  return gates;
+}
+
+TEST(RnnPersistentPlan, each_blocks_product_is_h_times_its_rows_of_r) {
+  const shape cases[] = {{1, 4, 5, 2},  {2, 4, 4, 1},   {2, 3, 3, 3},   {1, 3, 8, 3},  {2, 1, 7, 2},
+                         {1, 4, 16, 2}, {2, 4, 96, 33}, {1, 3, 40, 17}, {1, 4, 72, 40},
+                         // 16 tiles: each warp's second tile; blocks of 32 rows and 32 units
+                         {1, 4, 512, 256}};
+  for (const shape& s : cases) {
+    SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
+    ASSERT_TRUE(p.fits) << p.why_not;
+    // Small integers: every product and sum exact in fp32, so the comparison is exact.
+    std::vector<float> h(size_t(s.N) * s.H), R(size_t(s.D) * s.G * s.H * s.H);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = float(int(i * 7 % 11) - 5);
+    for (size_t i = 0; i < R.size(); ++i) R[i] = float(int(i * 5 % 9) - 4);
+    // Every block of the small plans; the first, a middle and the last of the large ones.
+    std::vector<int32_t> blocks;
+    if (p.blocks <= 16) {
+      for (int32_t b = 0; b < p.blocks; ++b) blocks.push_back(b);
+    } else {
+      blocks = {0, p.blocks / 2 + 1, p.blocks - 1};
+    }
+    if (s.N == 256) {
+      EXPECT_GT(p.tiles, persistent_warps);
+    }
+    for (int32_t b : blocks) {
+      const std::vector<float> gates = block_gates(p, b, h, R);
+      const persistent_block blk = persistent_block_of(p, b);
+      const int32_t rows = std::min(p.batch_rows, s.N - blk.n0), units = std::min(p.units, s.H - blk.j0);
+      for (int32_t r = 0; r < rows; ++r)
+        for (int32_t g = 0; g < s.G; ++g)
+          for (int32_t u = 0; u < units; ++u) {
+            double expected = 0.0;
+            const size_t row = size_t(blk.d) * s.G * s.H + size_t(g) * s.H + blk.j0 + u;
+            for (int32_t k = 0; k < s.H; ++k) expected += double(h[(size_t(blk.n0) + r) * s.H + k]) * R[row * s.H + k];
+            ASSERT_EQ(gates[size_t(r) * p.gates_pitch + persistent_gate_column(p, g, u)], float(expected))
+                << "block " << b << " row " << r << " gate " << g << " unit " << u;
+          }
+    }
+  }
+}
+
+}  // namespace
