@@ -584,76 +584,37 @@ double persistent_estimate_us(const tsrpRnnProblem& p) {
   return double(g.L) * double(g.T) * (plan.step_cycles / 1700.0 + 2.0);
 }
 
-struct forward_inference_traits {
+// The forward kernels: inference or training, stepwise or persistent (one template, so that the
+// four share their checks and differ only where they must).
+template <bool Training, bool Persistent>
+struct forward_traits {
   using problem_type = tsrpRnnProblem;
   using args_type = tsrpRnnForwardArgs;
-  static constexpr const char* name = "rnn_fwd_inference_stepwise_gemm";
-  static constexpr int32_t operation = TSRP_OP_RNN_FORWARD_INFERENCE;
+  static constexpr rnn_op op = Training ? rnn_op::forward_training : rnn_op::forward_inference;
+  static constexpr const char* name =
+      Persistent ? (Training ? "rnn_fwd_training_persistent" : "rnn_fwd_inference_persistent")
+                 : (Training ? "rnn_fwd_training_stepwise_gemm" : "rnn_fwd_inference_stepwise_gemm");
+  static constexpr int32_t operation = Training ? TSRP_OP_RNN_FORWARD_TRAINING : TSRP_OP_RNN_FORWARD_INFERENCE;
   static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
-  static constexpr const char* notes = TSR_CUDA_RNN_NOTES;
-  static std::string support(const problem_type& p) { return problem_support(p, rnn_op::forward_inference); }
-  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::forward_inference); }
+  static constexpr const char* notes = Persistent ? TSR_CUDA_RNN_PERSISTENT_NOTES : TSR_CUDA_RNN_NOTES;
+  static std::string support(const problem_type& p) {
+    return Persistent ? persistent_support(p, op) : problem_support(p, op);
+  }
+  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, op, Persistent); }
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     require_pointer(a.x, 1, "x");
     require_pointer(a.y, 1, "y");
     require_pointer(a.weights, 1, "weights");
-    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, false); });
+    if (Training) require_reserve(p, a.reserve_space, a.reserve_space_size);
+    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, Training, Persistent); });
   }
 };
 
-struct forward_training_traits {
-  using problem_type = tsrpRnnProblem;
-  using args_type = tsrpRnnForwardArgs;
-  static constexpr const char* name = "rnn_fwd_training_stepwise_gemm";
-  static constexpr int32_t operation = TSRP_OP_RNN_FORWARD_TRAINING;
-  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
-  static constexpr const char* notes = TSR_CUDA_RNN_NOTES;
-  static std::string support(const problem_type& p) { return problem_support(p, rnn_op::forward_training); }
-  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::forward_training); }
-  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
-    require_pointer(a.x, 1, "x");
-    require_pointer(a.y, 1, "y");
-    require_pointer(a.weights, 1, "weights");
-    require_reserve(p, a.reserve_space, a.reserve_space_size);
-    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, true); });
-  }
-};
-
-struct forward_inference_persistent_traits {
-  using problem_type = tsrpRnnProblem;
-  using args_type = tsrpRnnForwardArgs;
-  static constexpr const char* name = "rnn_fwd_inference_persistent";
-  static constexpr int32_t operation = TSRP_OP_RNN_FORWARD_INFERENCE;
-  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
-  static constexpr const char* notes = TSR_CUDA_RNN_PERSISTENT_NOTES;
-  static std::string support(const problem_type& p) { return persistent_support(p, rnn_op::forward_inference); }
-  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::forward_inference, true); }
-  static double estimate_us(const problem_type& p) { return persistent_estimate_us(p); }
-  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
-    require_pointer(a.x, 1, "x");
-    require_pointer(a.y, 1, "y");
-    require_pointer(a.weights, 1, "weights");
-    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, false, true); });
-  }
-};
-
-struct forward_training_persistent_traits {
-  using problem_type = tsrpRnnProblem;
-  using args_type = tsrpRnnForwardArgs;
-  static constexpr const char* name = "rnn_fwd_training_persistent";
-  static constexpr int32_t operation = TSRP_OP_RNN_FORWARD_TRAINING;
-  static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
-  static constexpr const char* notes = TSR_CUDA_RNN_PERSISTENT_NOTES;
-  static std::string support(const problem_type& p) { return persistent_support(p, rnn_op::forward_training); }
-  static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::forward_training, true); }
-  static double estimate_us(const problem_type& p) { return persistent_estimate_us(p); }
-  static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
-    require_pointer(a.x, 1, "x");
-    require_pointer(a.y, 1, "y");
-    require_pointer(a.weights, 1, "weights");
-    require_reserve(p, a.reserve_space, a.reserve_space_size);
-    with_runner(ctx, p, [&](const auto& r) { r.forward(a, workspace, true, true); });
-  }
+// The persistent ones carry an estimate, so that the registry ranks them before the stepwise ones
+// (which have none) wherever they can run.
+template <bool Training>
+struct persistent_forward_traits : forward_traits<Training, true> {
+  static double estimate_us(const tsrpRnnProblem& p) { return persistent_estimate_us(p); }
 };
 
 struct backward_data_traits {
@@ -696,11 +657,11 @@ struct backward_weights_traits {
 
 void add_rnn_kernels(kernel_list& out) {
   if (rnn::persistent_switched_on()) {
-    out.push_back(make_kernel<rnn::forward_inference_persistent_traits>());
-    out.push_back(make_kernel<rnn::forward_training_persistent_traits>());
+    out.push_back(make_kernel<rnn::persistent_forward_traits<false>>());
+    out.push_back(make_kernel<rnn::persistent_forward_traits<true>>());
   }
-  out.push_back(make_kernel<rnn::forward_inference_traits>());
-  out.push_back(make_kernel<rnn::forward_training_traits>());
+  out.push_back(make_kernel<rnn::forward_traits<false, false>>());
+  out.push_back(make_kernel<rnn::forward_traits<true, false>>());
   out.push_back(make_kernel<rnn::backward_data_traits>());
   out.push_back(make_kernel<rnn::backward_weights_traits>());
 }

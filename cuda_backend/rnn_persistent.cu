@@ -140,10 +140,8 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
         persistent_group_steps(p, q, first, last);
 #pragma unroll
         for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
-          const int32_t tile = warp + lt * persistent_warps;
-          if (tile >= p.tiles) break;
           int32_t row0, col0;
-          persistent_tile_origin(p, tile, row0, col0);
+          if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
           for (int32_t ks = first; ks < last; ks += 2) {
             tile_k_step(p, state, weights, row0, col0, ks * 16, lane, acc[lt][0][0], acc[lt][1][0]);
             if (ks + 1 < last) tile_k_step(p, state, weights, row0, col0, ks * 16 + 16, lane, acc[lt][0][1], acc[lt][1][1]);
@@ -152,10 +150,8 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
       }
 #pragma unroll
       for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
-        const int32_t tile = warp + lt * persistent_warps;
-        if (tile >= p.tiles) break;
         int32_t row0, col0;
-        persistent_tile_origin(p, tile, row0, col0);
+        if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
 #pragma unroll
         for (int half = 0; half < 2; ++half)
 #pragma unroll

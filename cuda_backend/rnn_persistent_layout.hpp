@@ -171,11 +171,15 @@ TESSERA_RNN_HD inline int64_t persistent_weight_row(const persistent_plan& p, co
   return int64_t{g} * p.H + b.j0 + u;
 }
 
-// Tile i: its first row (batch row within the block) and first gate column.
-TESSERA_RNN_HD inline void persistent_tile_origin(const persistent_plan& p, int32_t tile, int32_t& row0, int32_t& col0) {
+// The lt-th tile of `warp` (tile warp + lt * persistent_warps): false when the warp has no such
+// tile, else its first row (batch row within the block) and first gate column.
+TESSERA_RNN_HD inline bool persistent_warp_tile(const persistent_plan& p, int warp, int lt, int32_t& row0, int32_t& col0) {
+  const int32_t tile = warp + lt * persistent_warps;
+  if (tile >= p.tiles) return false;
   const int32_t column_tiles = p.gate_cols / 16;
   row0 = (tile / column_tiles) * 16;
   col0 = (tile % column_tiles) * 16;
+  return true;
 }
 
 // Element offset in the staged state of the row address `lane` gives to the A ldmatrix .x4 of the

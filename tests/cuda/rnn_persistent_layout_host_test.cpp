@@ -167,10 +167,8 @@ std::vector<float> block_gates(const persistent_plan& p, int32_t block, const st
   std::vector<float> gates(size_t(p.rows16) * p.gates_pitch, NAN);
   for (int warp = 0; warp < persistent_warps; ++warp) {
     for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
-      const int32_t tile = warp + lt * persistent_warps;
-      if (tile >= p.tiles) break;
       int32_t row0, col0;
-      persistent_tile_origin(p, tile, row0, col0);
+      if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
       float acc[2][2][32][4] = {};  // [8 columns][even/odd k-step][lane][reg]
       for (int q = 0; q < persistent_stage_groups; ++q) {
         int32_t first, last;
