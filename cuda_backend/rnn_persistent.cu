@@ -1,8 +1,8 @@
 // The persistent RNN forward: every step of one layer in one cooperative launch (the why, the
 // plan and the index arithmetic are in rnn_persistent_layout.hpp). Per step each block
-//   1. stages h_{t-1} of its batch rows into shared memory (cp.async.cg, 16-byte chunks, in
-//      persistent_stage_groups groups so the products of the first group start early; a plain
-//      __ldcg copy when H is not a multiple of 8). The state was written by other blocks in the
+//   1. streams h_{t-1} of its batch rows through a ring of shared-memory chunks (cp.async.cg,
+//      16-byte pieces, a chunk requested ring - 1 chunks ahead of its products; a plain __ldcg
+//      copy when H is not a multiple of 8). The state was written by other blocks in the
 //      previous step, so it must come from L2, never from a stale L1 line: cp.async.cg and
 //      __ldcg both bypass L1;
 //   2. multiplies it by its slice of R (staged once, for the whole sequence) on the tensor cores,
@@ -48,27 +48,28 @@ struct persistent_args {
   int32_t has_hx;
 };
 
-// cp.async.wait_group takes an immediate: wait until group q (of persistent_stage_groups) landed.
-__device__ __forceinline__ void wait_for_group(int q) {
-  static_assert(persistent_stage_groups == 4, "one case per group");
-  if (q == 0) {
-    cp_async_wait<3>();
-  } else if (q == 1) {
-    cp_async_wait<2>();
-  } else if (q == 2) {
+// cp.async.wait_group takes an immediate: wait until at most ring - 2 groups are in flight, i.e.
+// the oldest chunk requested has landed.
+__device__ __forceinline__ void wait_for_oldest_chunk(int32_t ring) {
+  static_assert(persistent_max_ring == 4, "one case per ring size");
+  if (ring == 2) {
+    cp_async_wait<0>();
+  } else if (ring == 3) {
     cp_async_wait<1>();
   } else {
-    cp_async_wait<0>();
+    cp_async_wait<2>();
   }
 }
 
-// One k-step of one tile: the A fragment once, the two B fragments of the tile's 16 columns.
+// One k-step of one tile: the A fragment once (k_local within the chunk in `slot`), the two B
+// fragments of the tile's 16 columns (k of R).
 template <typename T>
-__device__ __forceinline__ void tile_k_step(const persistent_plan& p, const T* state, const T* weights, int32_t row0,
-                                            int32_t col0, int32_t k0, int lane, float (&left)[4], float (&right)[4]) {
+__device__ __forceinline__ void tile_k_step(const persistent_plan& p, const T* state, const T* weights, int32_t slot,
+                                            int32_t row0, int32_t col0, int32_t k_local, int32_t k, int lane,
+                                            float (&left)[4], float (&right)[4]) {
   uint32_t a[4], b[4];
-  ldmatrix_x4(a, shared_address(state + persistent_a_address(p, row0, k0, lane)));
-  ldmatrix_x4(b, shared_address(weights + persistent_b_address(p, col0, k0, lane)));
+  ldmatrix_x4(a, shared_address(state + persistent_a_address(p, slot, row0, k_local, lane)));
+  ldmatrix_x4(b, shared_address(weights + persistent_b_address(p, col0, k, lane)));
   mma_16816<T>(left, a, b[0], b[1]);
   mma_16816<T>(right, a, b[2], b[3]);
 }
@@ -95,12 +96,9 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
     const int64_t row = persistent_weight_row(p, block, c);
     weights[c * p.pitch + k] = row >= 0 && k < H ? R[row * H + k] : zero;
   }
-  // The state's rows past the block's batch rows and its k past H stay zero: the staging never
-  // writes them, and a zero row of A keeps NaN out of the padded products.
-  for (int32_t i = tid; i < p.rows16 * p.kp; i += persistent_threads) {
-    const int32_t r = i / p.kp, k = i % p.kp;
-    if (r >= rows || k >= H) state[r * p.pitch + k] = zero;
-  }
+  // The state's rows past the block's batch rows stay zero (the staging never writes them; a zero
+  // row of A keeps NaN out of the padded products); its k past H are zeroed by each request.
+  for (int32_t i = tid; i < p.slots * p.rows16 * p.chunk_pitch; i += persistent_threads) state[i] = zero;
   __syncthreads();
 
   cg::grid_group grid = cg::this_grid();
@@ -112,42 +110,61 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
     const bool recurrent = s > 0 || a.has_hx != 0;
     if (recurrent) {
       const T* h_prev = own_rows + ((t + block.d) & st.slot_mask) * st.hs_slot;
-      if (vector_state) {
-        const int32_t row_chunks = H / 8;
-        for (int q = 0; q < persistent_stage_groups; ++q) {
-          int32_t first, last;
-          persistent_group_steps(p, q, first, last);
-          const int32_t chunk0 = 2 * first, chunk1 = min(2 * last, row_chunks);
-          const int32_t width = chunk1 > chunk0 ? chunk1 - chunk0 : 0;
-          for (int32_t i = tid; i < rows * width; i += persistent_threads) {
-            const int32_t r = i / width, chunk = chunk0 + i % width;
-            cp_async_16(shared_address(state + r * p.pitch + chunk * 8), h_prev + int64_t{r} * H + chunk * 8, 16);
+      // Chunk c of h_{t-1} into its ring slot: 16-byte cp.async (zeros stored for the pieces past
+      // H) where H is a multiple of 8, else element copies; nothing past the last chunk.
+      auto request = [&](int32_t c) {
+        if (c >= p.chunks) return;
+        int32_t k_begin, k_end;
+        persistent_chunk_range(p, c, k_begin, k_end);
+        const int32_t slot = persistent_chunk_slot(p, c);
+        if (vector_state) {
+          const int32_t pieces = (k_end - k_begin) / 8;
+          for (int32_t i = tid; i < rows * pieces; i += persistent_threads) {
+            const int32_t r = i / pieces, k = k_begin + (i % pieces) * 8;
+            T* piece = state + persistent_state_index(p, slot, r, k - k_begin);
+            if (k < H) {
+              cp_async_16(shared_address(piece), h_prev + int64_t{r} * H + k, 16);
+            } else {
+              *reinterpret_cast<uint4*>(piece) = make_uint4(0u, 0u, 0u, 0u);
+            }
           }
-          cp_async_commit();
+        } else {
+          const int32_t width = k_end - k_begin;
+          for (int32_t i = tid; i < rows * width; i += persistent_threads) {
+            const int32_t r = i / width, k = k_begin + i % width;
+            state[persistent_state_index(p, slot, r, k - k_begin)] = k < H ? __ldcg(h_prev + int64_t{r} * H + k) : zero;
+          }
         }
-      } else {
-        for (int32_t i = tid; i < rows * H; i += persistent_threads) {
-          const int32_t r = i / H, k = i % H;
-          state[r * p.pitch + k] = __ldcg(h_prev + int64_t{r} * H + k);
-        }
+      };
+      for (int32_t c = 0; c + 1 < p.ring; ++c) {
+        request(c);
+        cp_async_commit();
       }
 
       float acc[persistent_tiles_per_warp][2][2][4] = {};  // [tile][8 columns][even/odd k-step]
-      for (int q = 0; q < persistent_stage_groups; ++q) {
-        wait_for_group(q);  // nothing pending on the __ldcg path
+      for (int32_t c = 0; c < p.chunks; ++c) {
+        // Chunk c landed (this thread's copies) and every thread's copies and element stores are
+        // visible; every warp is done with chunk c - 1, whose slot the next request takes.
+        wait_for_oldest_chunk(p.ring);
         __syncthreads();
-        int32_t first, last;
-        persistent_group_steps(p, q, first, last);
+        request(c + p.ring - 1);
+        cp_async_commit();
+        int32_t k_begin, k_end;
+        persistent_chunk_range(p, c, k_begin, k_end);
+        const int32_t slot = persistent_chunk_slot(p, c);
 #pragma unroll
         for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
           int32_t row0, col0;
           if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
-          for (int32_t ks = first; ks < last; ks += 2) {
-            tile_k_step(p, state, weights, row0, col0, ks * 16, lane, acc[lt][0][0], acc[lt][1][0]);
-            if (ks + 1 < last) tile_k_step(p, state, weights, row0, col0, ks * 16 + 16, lane, acc[lt][0][1], acc[lt][1][1]);
+          for (int32_t k = k_begin; k < k_end; k += 32) {
+            tile_k_step(p, state, weights, slot, row0, col0, k - k_begin, k, lane, acc[lt][0][0], acc[lt][1][0]);
+            if (k + 16 < k_end)
+              tile_k_step(p, state, weights, slot, row0, col0, k + 16 - k_begin, k + 16, lane, acc[lt][0][1],
+                          acc[lt][1][1]);
           }
         }
       }
+      cp_async_wait<0>();  // only empty groups can be left; none may carry into the next step
 #pragma unroll
       for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
         int32_t row0, col0;

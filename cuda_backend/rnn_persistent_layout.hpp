@@ -18,10 +18,18 @@
 //
 // Shared memory (elements of the storage type unless said otherwise):
 //   weights  [gate_cols][pitch]   R's rows, K = H contiguous, zero past H and past G * U rows
-//   state    [rows16][pitch]      h_{t-1} of the block's batch rows, zero past Nb rows and past H
+//   state    [slots][rows16][chunk_pitch]  a ring of chunks of h_{t-1} (the block's batch rows,
+//                                 chunk_k of K each), zero past Nb rows and past H
 //   gates    [rows16][gates_pitch] fp32 R h of the step, read by the cell
-// pitch = kp + 8 with kp = H rounded up to 16: 16-byte rows whose byte stride is 16 mod 32, so
-// the 8 row addresses of every ldmatrix phase fall in 8 different 16-byte bank groups.
+// pitch = kp + 8 with kp = H rounded up to 16, chunk_pitch = chunk_k + 8 (chunk_k a multiple of
+// 16): 16-byte rows whose byte stride is 16 mod 32, so the 8 row addresses of every ldmatrix
+// phase fall in 8 different 16-byte bank groups.
+//
+// Per step h_{t-1} streams through the ring: chunks 0 .. ring-2 are requested first, and before
+// the products of chunk c the block requests chunk c + ring - 1 into the slot chunk c - 1 left,
+// so that loads run under the products. Where the whole of h fits (the anchor LSTM: 4 chunks, 4
+// slots) everything is requested up front; the ring lets a block that holds a large slice of R
+// (two directions of H = 1024) still take h in pieces.
 //
 // Work: the block's product is rows16 x gate_cols, cut into 16 x 16 tiles (one A fragment, two
 // m16n8 B fragments); tile i goes to warp i % warps. Fragments come from ldmatrix .x4 (lane l
@@ -44,9 +52,7 @@ namespace tessera::cuda::rnn {
 constexpr int persistent_threads = 256;
 constexpr int persistent_warps = persistent_threads / 32;
 constexpr int persistent_tiles_per_warp = 2;  // accumulators a thread holds: 2 tiles x 2 x 2 x 4 floats
-// h_{t-1} is staged in this many groups of k-steps, so the first group's products start while the
-// later groups are still in flight.
-constexpr int persistent_stage_groups = 4;
+constexpr int persistent_max_ring = 4;        // slots of the state ring (cp.async.wait_group immediates)
 
 struct persistent_plan {
   bool fits = false;
@@ -59,6 +65,11 @@ struct persistent_plan {
   int32_t blocks = 0;        // D * unit_groups * batch_groups
   int32_t kp = 0;            // H rounded up to 16
   int32_t pitch = 0;         // kp + 8
+  int32_t chunk_k = 0;       // K of one chunk of h (a multiple of 16)
+  int32_t chunks = 0;        // ceil(kp / chunk_k)
+  int32_t ring = 0;          // 2 .. persistent_max_ring: chunks in flight + 1 (the pipeline's depth)
+  int32_t slots = 0;         // min(ring, chunks): the ring's slots in shared memory
+  int32_t chunk_pitch = 0;   // chunk_k + 8
   int32_t rows16 = 0;        // Nb rounded up to 16
   int32_t gate_cols = 0;     // G * U rounded up to 16
   int32_t gates_pitch = 0;   // gate_cols + 4 (fp32)
@@ -72,9 +83,10 @@ TESSERA_RNN_HD inline int32_t round_up_to(int32_t value, int32_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-// The plan for one (U, Nb) choice; fits is false when it breaks a limit.
+// The plan for one (U, Nb, chunk, ring) choice; fits is false when it breaks a limit.
 inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int32_t N, int32_t units,
-                                            int32_t batch_rows, size_t element_bytes, int sms, size_t shared_limit) {
+                                            int32_t batch_rows, int32_t chunk_k, int32_t ring, size_t element_bytes,
+                                            int sms, size_t shared_limit) {
   persistent_plan p;
   p.D = D;
   p.G = G;
@@ -86,6 +98,11 @@ inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int
   p.batch_groups = (N + batch_rows - 1) / batch_rows;
   p.kp = round_up_to(H, 16);
   p.pitch = p.kp + 8;
+  p.chunk_k = chunk_k;
+  p.chunks = (p.kp + chunk_k - 1) / chunk_k;
+  p.ring = ring;
+  p.slots = ring < p.chunks ? ring : p.chunks;
+  p.chunk_pitch = chunk_k + 8;
   p.rows16 = round_up_to(batch_rows, 16);
   p.gate_cols = round_up_to(G * units, 16);
   p.gates_pitch = p.gate_cols + 4;
@@ -99,7 +116,7 @@ inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int
     return offset;
   };
   p.weights_offset = take(size_t(p.gate_cols) * size_t(p.pitch) * element_bytes);
-  p.state_offset = take(size_t(p.rows16) * size_t(p.pitch) * element_bytes);
+  p.state_offset = take(size_t(p.slots) * size_t(p.rows16) * size_t(p.chunk_pitch) * element_bytes);
   p.gates_offset = take(size_t(p.rows16) * size_t(p.gates_pitch) * 4);
   p.shared_bytes = used;
   // One SM's share of a step, in cycles: the products at ~512 FMA a cycle (mma.sync reaches about
@@ -107,7 +124,9 @@ inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int
   // only partly, so they are added. Fixed costs (the barrier, the cell) are the same for every
   // plan and left out.
   p.step_cycles = double(p.rows16) * p.gate_cols * p.kp / 512.0 + double(batch_rows) * p.kp * element_bytes / 32.0;
-  if (blocks > sms) {
+  if (chunk_k % 16 != 0 || chunk_k < 16 || ring < 2 || ring > persistent_max_ring) {
+    p.why_not = "chunks of h must be whole k-steps and the ring 2 to 4 slots";
+  } else if (blocks > sms) {
     p.why_not = "more blocks than SMs: every block must be resident for the grid-wide barrier";
   } else if (p.tiles > persistent_warps * persistent_tiles_per_warp) {
     p.why_not = "more 16x16 product tiles than the block's warps hold accumulators for";
@@ -117,6 +136,23 @@ inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int
     p.fits = true;
   }
   return p;
+}
+
+// The ring for one (U, Nb): h in 4 chunks with 4, 3 then 2 slots, then in 8, 16, ... chunks
+// likewise, until the block fits in shared memory (the first that fits: the fewer and longer the
+// chunks, the fewer barriers a step pays).
+inline persistent_plan persistent_plan_with_ring(int32_t D, int32_t G, int32_t H, int32_t N, int32_t units,
+                                                 int32_t batch_rows, size_t element_bytes, int sms, size_t shared_limit) {
+  const int32_t kp = round_up_to(H, 16);
+  persistent_plan p;
+  for (int32_t pieces = 4;; pieces *= 2) {
+    const int32_t chunk_k = round_up_to((kp + pieces - 1) / pieces, 16);
+    for (int32_t ring = persistent_max_ring; ring >= 2; --ring) {
+      p = persistent_plan_with(D, G, H, N, units, batch_rows, chunk_k, ring, element_bytes, sms, shared_limit);
+      if (p.fits) return p;
+    }
+    if (chunk_k == 16) return p;
+  }
 }
 
 // The cheapest fitting plan over U in {1, 2, 4, ..., 64} and Nb in {16, 32, 64, ...} (each a
@@ -132,7 +168,7 @@ inline persistent_plan persistent_plan_of(int32_t D, int32_t G, int32_t H, int32
     if (units > 1 && units / 2 >= H) break;  // larger U only adds empty units
     for (int32_t rows = 16;; rows *= 2) {
       const int32_t batch_rows = rows < N ? rows : N;
-      const persistent_plan p = persistent_plan_with(D, G, H, N, units, batch_rows, element_bytes, sms, shared_limit);
+      const persistent_plan p = persistent_plan_with_ring(D, G, H, N, units, batch_rows, element_bytes, sms, shared_limit);
       if (p.fits && (!best.fits || p.step_cycles < best.step_cycles ||
                      (p.step_cycles == best.step_cycles && p.blocks < best.blocks)))
         best = p;
@@ -182,11 +218,17 @@ TESSERA_RNN_HD inline bool persistent_warp_tile(const persistent_plan& p, int wa
   return true;
 }
 
+// Element offset of (row, k within the chunk) of ring slot `slot` in the staged state.
+TESSERA_RNN_HD inline int32_t persistent_state_index(const persistent_plan& p, int32_t slot, int32_t row, int32_t k) {
+  return (slot * p.rows16 + row) * p.chunk_pitch + k;
+}
+
 // Element offset in the staged state of the row address `lane` gives to the A ldmatrix .x4 of the
-// 16 x 16 slice at (row0, k0): matrices 0-3 are rows 0-7 / 8-15 at k0 and k0 + 8, so registers
-// 0-3 are a0-a3.
-TESSERA_RNN_HD inline int32_t persistent_a_address(const persistent_plan& p, int32_t row0, int32_t k0, int32_t lane) {
-  return (row0 + lane % 16) * p.pitch + k0 + (lane / 16) * 8;
+// 16 x 16 slice at (row0, k0 within the chunk) of slot `slot`: matrices 0-3 are rows 0-7 / 8-15
+// at k0 and k0 + 8, so registers 0-3 are a0-a3.
+TESSERA_RNN_HD inline int32_t persistent_a_address(const persistent_plan& p, int32_t slot, int32_t row0, int32_t k0,
+                                                   int32_t lane) {
+  return persistent_state_index(p, slot, row0 + lane % 16, k0 + (lane / 16) * 8);
 }
 
 // Element offset in the staged weights of the row address `lane` gives to the B ldmatrix .x4 of
@@ -204,11 +246,13 @@ TESSERA_RNN_HD inline int32_t persistent_gate_index(const persistent_plan& p, in
   return (row0 + lane / 4 + (reg / 2) * 8) * p.gates_pitch + col0 + (lane % 4) * 2 + reg % 2;
 }
 
-// The k-steps (of 16) of staging group q: [first, last).
-TESSERA_RNN_HD inline void persistent_group_steps(const persistent_plan& p, int32_t q, int32_t& first, int32_t& last) {
-  const int32_t steps = p.kp / 16;
-  first = steps * q / persistent_stage_groups;
-  last = steps * (q + 1) / persistent_stage_groups;
+// Chunk c of h: its first k and its k-steps' end (both in elements of K, within kp).
+TESSERA_RNN_HD inline void persistent_chunk_range(const persistent_plan& p, int32_t c, int32_t& k_begin, int32_t& k_end) {
+  k_begin = c * p.chunk_k;
+  k_end = k_begin + p.chunk_k < p.kp ? k_begin + p.chunk_k : p.kp;
 }
+
+// The ring slot chunk c occupies.
+TESSERA_RNN_HD inline int32_t persistent_chunk_slot(const persistent_plan& p, int32_t c) { return c % p.ring; }
 
 }  // namespace tessera::cuda::rnn

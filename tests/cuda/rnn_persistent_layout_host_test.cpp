@@ -29,22 +29,34 @@ TEST(RnnPersistentPlan, the_anchor_lstm_runs_on_128_blocks_of_16_units_and_32_ro
   EXPECT_EQ(p.batch_rows, 32);
   EXPECT_EQ(p.blocks, 128);
   EXPECT_EQ(p.tiles, 8);  // one 16x16 tile per warp
+  EXPECT_EQ(p.chunks, 4);  // h in four chunks, all requested up front
+  EXPECT_EQ(p.slots, 4);
+  EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
+}
+
+TEST(RnnPersistentPlan, two_directions_of_1024_units_take_h_through_a_smaller_ring) {
+  // R's two directions (16 MiB) fill the blocks' shared memory: h streams through fewer slots.
+  const persistent_plan p = persistent_plan_of(2, 4, 1024, 64, half_bytes);
+  ASSERT_TRUE(p.fits) << p.why_not;
+  EXPECT_LE(p.blocks, 132);
+  EXPECT_LT(p.slots, p.chunks);
   EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
 }
 
 TEST(RnnPersistentPlan, too_large_a_state_is_declined_with_a_reason) {
-  // Bidirectional H 1024 at N 64: R's slices and h no longer fit 132 blocks' shared memory.
-  const persistent_plan p = persistent_plan_of(2, 4, 1024, 64, half_bytes);
-  EXPECT_FALSE(p.fits);
-  ASSERT_NE(p.why_not, nullptr);
-  EXPECT_FALSE(persistent_plan_of(1, 4, 8192, 64, half_bytes).fits);
+  // H 2048: R alone (32 MiB) is more than 132 blocks' shared memory holds.
+  for (int32_t h : {2048, 8192}) {
+    const persistent_plan p = persistent_plan_of(1, 4, h, 64, half_bytes);
+    EXPECT_FALSE(p.fits);
+    ASSERT_NE(p.why_not, nullptr);
+  }
 }
 
 struct shape {
   int32_t D, G, H, N;
 };
 
-const shape k_shapes[] = {{1, 4, 1024, 64}, {1, 4, 5, 2},   {2, 4, 4, 1},    {2, 3, 3, 3},    {1, 3, 8, 3},
+const shape k_shapes[] = {{1, 4, 1024, 64}, {2, 4, 1024, 64}, {1, 4, 1024, 128}, {1, 4, 5, 2},   {2, 4, 4, 1},    {2, 3, 3, 3},    {1, 3, 8, 3},
                           {1, 1, 1, 1},     {2, 1, 7, 2},   {1, 4, 16, 2},   {1, 4, 512, 256}, {2, 3, 256, 100},
                           {1, 1, 2048, 8},  {2, 4, 96, 33}, {1, 3, 1000, 17}};
 
@@ -73,16 +85,23 @@ TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
         for (int32_t u = 0; u < units; ++u) EXPECT_TRUE(owned.insert({blk.d, blk.n0 + r, blk.j0 + u}).second);
     }
     EXPECT_EQ(owned.size(), size_t(s.D) * s.N * s.H);
-    // The staging groups cover every k-step once, in order.
+    // The chunks cover every k-step once, in order, each within its slot's width.
+    EXPECT_EQ(p.chunk_k % 16, 0);
+    EXPECT_GE(p.ring, 2);
+    EXPECT_LE(p.ring, persistent_max_ring);
+    EXPECT_EQ(p.slots, std::min(p.ring, p.chunks));
     int32_t next = 0;
-    for (int q = 0; q < persistent_stage_groups; ++q) {
-      int32_t first, last;
-      persistent_group_steps(p, q, first, last);
-      EXPECT_EQ(first, next);
-      EXPECT_LE(first, last);
-      next = last;
+    for (int32_t c = 0; c < p.chunks; ++c) {
+      int32_t k_begin, k_end;
+      persistent_chunk_range(p, c, k_begin, k_end);
+      EXPECT_EQ(k_begin, next);
+      EXPECT_LT(k_begin, k_end);
+      EXPECT_LE(k_end - k_begin, p.chunk_k);
+      EXPECT_EQ((k_end - k_begin) % 16, 0);
+      EXPECT_LT(persistent_chunk_slot(p, c), p.slots);
+      next = k_end;
     }
-    EXPECT_EQ(next, p.kp / 16);
+    EXPECT_EQ(next, p.kp);
   }
 }
 
@@ -96,8 +115,9 @@ TEST(RnnPersistentPlan, ldmatrix_rows_fall_in_different_bank_groups) {
     for (int32_t k0 = 0; k0 < p.kp; k0 += 16) {
       for (int m = 0; m < 4; ++m) {
         std::set<int64_t> a_groups, b_groups;
+        const int32_t slot = (k0 / p.chunk_k) % p.ring;
         for (int lane = 8 * m; lane < 8 * m + 8; ++lane) {
-          a_groups.insert((int64_t{persistent_a_address(p, 0, k0, lane)} * 2 / 16) % 8);
+          a_groups.insert((int64_t{persistent_a_address(p, slot, 16, k0 % p.chunk_k, lane)} * 2 / 16) % 8);
           b_groups.insert((int64_t{persistent_b_address(p, 0, k0, lane)} * 2 / 16) % 8);
         }
         EXPECT_EQ(a_groups.size(), 8u);
@@ -153,37 +173,52 @@ std::vector<float> block_gates(const persistent_plan& p, int32_t block, const st
                                const std::vector<float>& R) {
   const persistent_block blk = persistent_block_of(p, block);
   const int32_t H = p.H, rows = std::min(p.batch_rows, p.N - blk.n0);
-  // Staging, as the kernel's loops: weights with zeros outside, state zero outside (set once) and
-  // the block's rows of h inside. NaN marks the pitch's padding, which must never be read.
-  std::vector<float> weights(size_t(p.gate_cols) * p.pitch, NAN), state(size_t(p.rows16) * p.pitch, NAN);
+  // Staging, as the kernel's loops: weights with zeros outside, the ring zeroed once (so rows past
+  // the block's stay zero) and each chunk written into its slot when the kernel requests it.
+  // NaN marks the pitches' padding, which must never be read.
+  std::vector<float> weights(size_t(p.gate_cols) * p.pitch, NAN);
+  std::vector<float> state(size_t(p.slots) * p.rows16 * p.chunk_pitch, NAN);
   for (int32_t c = 0; c < p.gate_cols; ++c)
     for (int32_t k = 0; k < p.kp; ++k) {
       const int64_t row = persistent_weight_row(p, blk, c);
       weights[size_t(c) * p.pitch + k] = row >= 0 && k < H ? R[(size_t(blk.d) * p.G * H + size_t(row)) * H + k] : 0.0f;
     }
-  for (int32_t r = 0; r < p.rows16; ++r)
-    for (int32_t k = 0; k < p.kp; ++k)
-      state[size_t(r) * p.pitch + k] = r < rows && k < H ? h[(size_t(blk.n0) + r) * H + k] : 0.0f;
+  for (int32_t slot = 0; slot < p.slots; ++slot)
+    for (int32_t r = 0; r < p.rows16; ++r)
+      for (int32_t k = 0; k < p.chunk_k; ++k) state[size_t(persistent_state_index(p, slot, r, k))] = 0.0f;
+  auto request = [&](int32_t c) {
+    if (c >= p.chunks) return;
+    int32_t k_begin, k_end;
+    persistent_chunk_range(p, c, k_begin, k_end);
+    for (int32_t r = 0; r < rows; ++r)
+      for (int32_t k = k_begin; k < k_end; ++k)
+        state[size_t(persistent_state_index(p, persistent_chunk_slot(p, c), r, k - k_begin))] =
+            k < H ? h[(size_t(blk.n0) + r) * H + k] : 0.0f;
+  };
   std::vector<float> gates(size_t(p.rows16) * p.gates_pitch, NAN);
   for (int warp = 0; warp < persistent_warps; ++warp) {
     for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
       int32_t row0, col0;
       if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
       float acc[2][2][32][4] = {};  // [8 columns][even/odd k-step][lane][reg]
-      for (int q = 0; q < persistent_stage_groups; ++q) {
-        int32_t first, last;
-        persistent_group_steps(p, q, first, last);
-        for (int32_t ks = first; ks < last; ++ks) {
+      // The kernel's order: chunks 0 .. ring-2 requested, then before chunk c's products chunk
+      // c + ring - 1 (into the slot chunk c - 1 used).
+      for (int32_t c = 0; c + 1 < p.ring; ++c) request(c);
+      for (int32_t c = 0; c < p.chunks; ++c) {
+        request(c + p.ring - 1);
+        int32_t k_begin, k_end;
+        persistent_chunk_range(p, c, k_begin, k_end);
+        for (int32_t k = k_begin; k < k_end; k += 16) {
           int32_t a_address[32], b_address[32];
           for (int lane = 0; lane < 32; ++lane) {
-            a_address[lane] = persistent_a_address(p, row0, ks * 16, lane);
-            b_address[lane] = persistent_b_address(p, col0, ks * 16, lane);
+            a_address[lane] = persistent_a_address(p, persistent_chunk_slot(p, c), row0, k - k_begin, lane);
+            b_address[lane] = persistent_b_address(p, col0, k, lane);
           }
           fragment_pair a[32][4], b[32][4];
           ldmatrix_x4(state, a_address, a);
           ldmatrix_x4(weights, b_address, b);
-          mma_16816(acc[0][ks % 2], a, b, 0);
-          mma_16816(acc[1][ks % 2], a, b, 2);
+          mma_16816(acc[0][(k - k_begin) / 16 % 2], a, b, 0);
+          mma_16816(acc[1][(k - k_begin) / 16 % 2], a, b, 2);
         }
       }
       for (int half = 0; half < 2; ++half)
@@ -200,7 +235,9 @@ TEST(RnnPersistentPlan, each_blocks_product_is_h_times_its_rows_of_r) {
   const shape cases[] = {{1, 4, 5, 2},  {2, 4, 4, 1},   {2, 3, 3, 3},   {1, 3, 8, 3},  {2, 1, 7, 2},
                          {1, 4, 16, 2}, {2, 4, 96, 33}, {1, 3, 40, 17}, {1, 4, 72, 40},
                          // 16 tiles: each warp's second tile; blocks of 32 rows and 32 units
-                         {1, 4, 512, 256}};
+                         {1, 4, 512, 256},
+                         // h through a ring of fewer slots than chunks
+                         {2, 4, 1024, 64}};
   for (const shape& s : cases) {
     SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
     const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
