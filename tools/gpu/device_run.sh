@@ -386,13 +386,14 @@ if has variants; then
   if want rnn_persistent; then
     # The persistent RNN forward (rnn_persistent.cu: each layer's steps in one cooperative launch,
     # registered only under TESSERA_CUDA_RNN_PERSISTENT=1, not yet run on a GPU): the RNN
-    # conformance under it, then the large LSTM and GRU (inference and training forward, fp16, and
-    # the LSTM inference in bf16) beside cuDNN, stepwise (0) against persistent (1); the row counts
+    # conformance under it, then the large LSTM and GRU (inference and training forward, fp16, the
+    # LSTM inference in bf16 and bidirectional) beside cuDNN, stepwise (0) against persistent (1); the row counts
     # the lines a persistent kernel ran.
     test_variant TESSERA_CUDA_RNN_PERSISTENT 1 rnn_persistent '*Rnn*/cuda'
     { echo '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right'
       grep -E '^--(prop|cell)=(FWD_I|FWD_D|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
       echo '--reset --rnn --dt=bf16 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm'
+      echo '--reset --rnn --dt=f16 --cell=vanilla_lstm --direction=concat --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_bidir'
     } > "$out/rnn_persistent_problems.txt"
     for v in 0 1; do
       env TESSERA_CUDA_RNN_PERSISTENT=$v timeout $(lim 150) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
