@@ -6,7 +6,7 @@
 //      previous step, so it must come from L2, never from a stale L1 line: cp.async.cg and
 //      __ldcg both bypass L1;
 //   2. multiplies it by its slice of R (staged once, for the whole sequence) on the tensor cores,
-//      fp32 accumulators, two chains per fragment (even and odd k-steps) added at the end in a
+//      fp32 accumulators, two chains per fragment (alternate k-steps within each chunk) added at the end in a
 //      fixed order;
 //   3. runs the cell (forward_unit, the stepwise cell kernel's own code) for its units, one
 //      thread per unit for the whole sequence, so the LSTM cell state and the GRU's h_{t-1} a
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
         cp_async_commit();
       }
 
-      float acc[persistent_tiles_per_warp][2][2][4] = {};  // [tile][8 columns][even/odd k-step]
+      float acc[persistent_tiles_per_warp][2][2][4] = {};  // [tile][8 columns][alternate k-steps of a chunk]
       for (int32_t c = 0; c < p.chunks; ++c) {
         // Chunk c landed (this thread's copies) and every thread's copies and element stores are
         // visible; every warp is done with chunk c - 1, whose slot the next request takes.
@@ -212,14 +212,16 @@ bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_pl
   check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, ctx.device_ordinal()),
              "cudaDeviceGetAttribute(cooperative launch)");
   if (cooperative == 0) return false;
+  // A device with less shared memory per block than the plan: not an error, the stepwise kernels
+  // run instead. The kernel's limit is raised to the device's whole opt-in size, the same value
+  // for every plan, so that calls on other threads never lower it under a launch in flight.
+  int optin = 0;
+  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device_ordinal()),
+             "cudaDeviceGetAttribute(shared memory per block, opt-in)");
+  if (plan.shared_bytes > static_cast<size_t>(optin)) return false;
   const void* kernel = persistent_kernel<T>(cell);
-  // A device with less shared memory per block refuses the attribute: not an error, the stepwise
-  // kernels run instead.
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(plan.shared_bytes)) !=
-      cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
+             "cudaFuncSetAttribute(max dynamic shared memory) of the persistent RNN forward");
   int per_sm = 0;
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, persistent_threads, plan.shared_bytes),
              "cudaOccupancyMaxActiveBlocksPerMultiprocessor of the persistent RNN forward");

@@ -164,9 +164,16 @@ inline persistent_plan persistent_plan_of(int32_t D, int32_t G, int32_t H, int32
                                           int sms = 132, size_t shared_limit = 227 * 1024) {
   persistent_plan best;
   best.why_not = "no candidate";
+  // No block takes more than 64 units or 256 rows (16 tiles of 16 rows at the least 16 columns),
+  // so beyond these every plan has more blocks than SMs; declined before any arithmetic can
+  // overflow.
+  if (int64_t{H} * D > int64_t{64} * sms || int64_t{N} > int64_t{256} * sms) {
+    best.why_not = "more blocks than SMs: every block must be resident for the grid-wide barrier";
+    return best;
+  }
   for (int32_t units = 1; units <= 64; units *= 2) {
     if (units > 1 && units / 2 >= H) break;  // larger U only adds empty units
-    for (int32_t rows = 16;; rows *= 2) {
+    for (int32_t rows = 16; rows <= 256; rows *= 2) {
       const int32_t batch_rows = rows < N ? rows : N;
       const persistent_plan p = persistent_plan_with_ring(D, G, H, N, units, batch_rows, element_bytes, sms, shared_limit);
       if (p.fits && (!best.fits || p.step_cycles < best.step_cycles ||

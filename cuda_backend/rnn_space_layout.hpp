@@ -9,8 +9,9 @@
 //    state after it slot t + 1 - d, so slot 0 of d = 0 and slot T of d = 1 hold hx. With a slot
 //    stride of N*H (training) the rows that multiply R in backward weights, h_prev(t) for
 //    t = 0..T-1, are one contiguous (T*N) x H matrix starting at slot d; with a slot stride of 0
-//    (inference) every step updates one [N][H] buffer in place. The LSTM cell state cs (fp32)
-//    uses the same slots.
+//    (stepwise inference) every step updates one [N][H] buffer in place. The persistent inference
+//    forward uses two slots in turn (slot numbers masked with 1: forward_step::slot_mask). The LSTM
+//    cell state cs (fp32) uses the same slots (in place for every inference).
 //  - Per-time tensors (input projections, saved gates, gate gradients) are [d][t][n][...] in time
 //    order, so the whole sequence of a direction is one GEMM operand.
 #pragma once

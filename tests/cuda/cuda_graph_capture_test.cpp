@@ -3,7 +3,9 @@
 // then activation, then a second activation accumulating with beta = 1) is captured once after a
 // warm-up call (which lets the handle's workspace pool grow outside the capture), new inputs are
 // copied in, the graph is replayed twice, and the results are checked against the naive
-// reference both times. Skips without a GPU.
+// reference both times. A two-layer LSTM forward (fp16) is captured the same way and its replay
+// must give the bits of a direct call on the same new inputs: with TESSERA_CUDA_RNN_PERSISTENT=1
+// that is the persistent forward, one cooperative kernel node per layer. Skips without a GPU.
 //
 // Built twice (tests/CMakeLists.txt): with TESSERA_APP_USES_DRIVER_API the application side
 // (stream, capture, graph) speaks the driver API, so the process holds one CUDA runtime, the
@@ -13,11 +15,13 @@
 #include "backend_fixture.hpp"
 #include "reference_activation.hpp"
 #include "reference_convolution.hpp"
+#include "reference_rnn.hpp"
 #include "tensor_fill.hpp"
 #include "test_support.hpp"
 #include "tolerance.hpp"
 
 #include <tessera/tessera.hpp>
+#include <tessera/tessera_rnn.h>
 
 #ifdef TESSERA_APP_USES_DRIVER_API
 #include "cuda_driver_api.hpp"
@@ -223,6 +227,100 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   ref::host_tensor got(p.y);
   bz.download(got);
   const ref::compare_result r = ref::compare(got, expected, ref::tolerance{0.0, 0.0});
+  EXPECT_TRUE(r.ok()) << r.message;
+
+  APP_GRAPH_EXEC_DESTROY(exec);
+  APP_GRAPH_DESTROY(graph);
+}
+
+struct rnn_desc_owner {
+  tsrRnnDescriptor_t d = nullptr;
+  rnn_desc_owner() { tsrCreateRnnDescriptor(&d); }
+  ~rnn_desc_owner() { tsrDestroyRnnDescriptor(d); }
+};
+
+TEST(CudaGraphCapture, captured_lstm_forward_replays_bit_for_bit) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  int devices = 0;
+  ASSERT_OK(tsrGetDeviceCount(TSR_DEVICE_CUDA, &devices));
+  if (devices == 0) GTEST_SKIP() << "no CUDA device";
+  stream_owner stream;
+  handle_owner owner;
+  ASSERT_OK(tsrCreate(TSR_DEVICE_CUDA, 0, &owner.h));
+  tsrHandle_t h = owner.h;
+  ASSERT_NE(stream.s, nullptr);
+  ASSERT_OK(tsrSetStream(h, stream.s));
+
+  // 2 layers, input 24, hidden 64, 6 steps, batch 20, fp16 seq-major, hx and cx given.
+  ref::rnn_config cfg;
+  cfg.cell_mode = TSRP_RNN_LSTM;
+  cfg.layers = 2;
+  cfg.input_size = 24;
+  cfg.hidden_size = 64;
+  cfg.seq_length = 6;
+  cfg.batch = 20;
+  rnn_desc_owner rnn;
+  ASSERT_OK(tsrSetRnnDescriptor(rnn.d, TSR_LSTM, TSR_RNN_DOUBLE_BIAS, TSR_RNN_UNIDIRECTIONAL, TSR_RNN_SEQ_MAJOR,
+                                TSR_DATA_HALF, TSR_DATA_FLOAT, cfg.input_size, cfg.hidden_size, cfg.layers));
+  const tsrpTensor xt = ref::host_tensor::packed(TSRP_DATA_HALF, {cfg.seq_length, cfg.batch, cfg.input_size}, false).desc();
+  const tsrpTensor yt = ref::host_tensor::packed(TSRP_DATA_HALF, {cfg.seq_length, cfg.batch, cfg.hidden_size}, false).desc();
+  const tsrpTensor ht = ref::host_tensor::packed(TSRP_DATA_HALF, {cfg.layers, cfg.batch, cfg.hidden_size}, false).desc();
+  const tsrpTensor wt = ref::host_tensor::packed(TSRP_DATA_HALF, {ref::rnn_weight_count(cfg)}, false).desc();
+  desc_owner xd(xt), yd(yt), hd(ht);
+  size_t w_bytes = 0, ws_bytes = 0, rs_bytes = 0;
+  ASSERT_OK(tsrGetRnnWeightSpaceSize(h, rnn.d, &w_bytes));
+  ASSERT_OK(tsrGetRnnTempSpaceSizes(h, rnn.d, TSR_RNN_FWD_INFERENCE, xd, &ws_bytes, &rs_bytes));
+  ref::host_tensor x(xt), hx(ht), cx(ht), w(wt);
+  auto fill = [](ref::host_tensor& t, int range, double step, uint32_t seed) {
+    ref::fill_integers(t, ref::fill_spec{-range, range, 1.0}, seed);
+    for (int64_t i = 0; i < t.extent(); ++i) t.data()[i] = static_cast<float>(t.data()[i] * step);
+    t.round_to_data_type();
+  };
+  fill(x, 8, 0.125, 21);
+  fill(hx, 4, 0.125, 22);
+  fill(cx, 4, 0.125, 23);
+  fill(w, 8, 0.0625, 24);
+  device_buffer bx(h, x.byte_size()), bhx(h, hx.byte_size()), bcx(h, cx.byte_size()), bw(h, w_bytes),
+      by(h, ref::host_tensor(yt).byte_size()), bws(h, ws_bytes);
+  ASSERT_TRUE(bx.p && bhx.p && bcx.p && bw.p && by.p && bws.p);
+  bx.upload(x);
+  bhx.upload(hx);
+  bcx.upload(cx);
+  bw.upload(w);
+  auto forward = [&] {
+    ASSERT_OK(tsrRnnForward(h, rnn.d, TSR_RNN_FWD_INFERENCE, TSR_ALGO_AUTO, xd, bx.p, hd, bhx.p, hd, bcx.p, bw.p,
+                            w_bytes, bws.p, ws_bytes, yd, by.p, nullptr, nullptr, nullptr, 0));
+  };
+  forward();  // warm-up: kernel selection outside the capture
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  char kernel[256] = {0};
+  ASSERT_OK(tsrGetLastKernelName(h, kernel, sizeof(kernel)));
+  std::printf("LSTM forward ran %s\n", kernel);
+
+  app_graph graph = nullptr;
+  ASSERT_CUDA(APP_BEGIN_CAPTURE(stream.s));
+  forward();
+  ASSERT_CUDA(APP_END_CAPTURE(stream.s, &graph));
+  app_graph_exec exec = nullptr;
+  ASSERT_CUDA(APP_GRAPH_INSTANTIATE(&exec, graph));
+
+  // New inputs; the replay's y against a direct call's on the same inputs.
+  fill(x, 8, 0.125, 31);
+  fill(hx, 4, 0.125, 32);
+  bx.upload(x);
+  bhx.upload(hx);
+  ref::host_tensor replayed(yt), direct(yt);
+  ref::fill_poison(replayed);
+  by.upload(replayed);
+  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream.s));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  by.download(replayed);
+  ref::fill_poison(direct);
+  by.upload(direct);
+  forward();
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  by.download(direct);
+  const ref::compare_result r = ref::compare(replayed, direct, ref::tolerance{0.0, 0.0});
   EXPECT_TRUE(r.ok()) << r.message;
 
   APP_GRAPH_EXEC_DESTROY(exec);

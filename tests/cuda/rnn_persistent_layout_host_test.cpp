@@ -50,6 +50,14 @@ TEST(RnnPersistentPlan, too_large_a_state_is_declined_with_a_reason) {
     EXPECT_FALSE(p.fits);
     ASSERT_NE(p.why_not, nullptr);
   }
+  // Sizes the RNN's support check lets through (D * N * H < 2^31) but no grid holds: declined
+  // without overflowing (a reviewer's UBSan run found N = 2^30 + 1 dividing by zero).
+  for (auto [d, h, n] : {std::tuple<int32_t, int32_t, int32_t>{1, 1, (1 << 30) + 1}, {1, (1 << 30) + 1, 1},
+                          {2, 1 << 29, 1}, {1, 1, 2147483647}}) {
+    const persistent_plan p = persistent_plan_of(d, 4, h, n, half_bytes);
+    EXPECT_FALSE(p.fits);
+    ASSERT_NE(p.why_not, nullptr);
+  }
 }
 
 struct shape {
@@ -200,7 +208,7 @@ std::vector<float> block_gates(const persistent_plan& p, int32_t block, const st
     for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
       int32_t row0, col0;
       if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
-      float acc[2][2][32][4] = {};  // [8 columns][even/odd k-step][lane][reg]
+      float acc[2][2][32][4] = {};  // [8 columns][alternate k-steps of a chunk][lane][reg]
       // The kernel's order: chunks 0 .. ring-2 requested, then before chunk c's products chunk
       // c + ring - 1 (into the slot chunk c - 1 used).
       for (int32_t c = 0; c + 1 < p.ring; ++c) request(c);

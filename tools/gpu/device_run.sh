@@ -390,6 +390,11 @@ if has variants; then
     # LSTM inference in bf16 and bidirectional) beside cuDNN, stepwise (0) against persistent (1); the row counts
     # the lines a persistent kernel ran.
     test_variant TESSERA_CUDA_RNN_PERSISTENT 1 rnn_persistent '*Rnn*/cuda'
+    # The LSTM forward captured into a CUDA graph (cooperative kernel nodes), both application sides.
+    for g in tessera_cuda_graph_capture_test tessera_cuda_graph_capture_own_runtime_test; do
+      env TESSERA_CUDA_RNN_PERSISTENT=1 timeout $(lim 60) "$c/bin/$g" > "$out/variant_rnn_persistent_$g.log" 2>&1
+      row "rnn_persistent $g" "rc=$? $(grep -E 'LSTM forward ran|^\[  (PASSED|FAILED)  \]' "$out/variant_rnn_persistent_$g.log" | tr '\n' ' ' | cut -c1-110)"
+    done
     { echo '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right'
       grep -E '^--(prop|cell)=(FWD_I|FWD_D|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
       echo '--reset --rnn --dt=bf16 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm'
