@@ -152,6 +152,12 @@ struct backward_step {
   int64_t steps, s;  // sequence length T, processing step
   float* dh;            // [D][N][H]: in, dL/dh_t from later steps; out, the GRU's z * g_dh (the
                         // rest of dL/dh_{t-1} is added by the step's GEMM), untouched otherwise
+                        // (0 when zero_dh: the step's GEMM then writes its k-slices to parts)
+  const float* parts;   // null, or the previous step's GEMM in k-slices: [slices][D][N][H] fp32,
+                        // added to dh in slice order
+  int32_t part_slices;
+  int64_t part_stride;  // elements between slices
+  int32_t zero_dh;
   float* dc;            // [D][N][H] LSTM: in dL/dc_t, out dL/dc_{t-1}
   const float* dout;    // [T][N][D*H] gradient of the layer output
   const float* saved;   // [D][T][N][S*H]
@@ -179,9 +185,15 @@ __global__ void __launch_bounds__(cell_threads) rnn_cell_backward(backward_step<
     const int64_t H = p.H, GH = G * H;
     const int64_t row = t * p.N + n;
     const int64_t state = (int64_t{d} * p.N + n) * H + j;
-    const float g_dh = p.dh[state] + p.dout[row * p.D * H + d * H + j];
+    float dh_later = p.dh[state];
+    if (p.parts != nullptr)
+      for (int32_t b = 0; b < p.part_slices; ++b) dh_later += p.parts[b * p.part_stride + state];
+    const float g_dh = dh_later + p.dout[row * p.D * H + d * H + j];
     const float* sv = p.saved + d * p.saved_dir + row * (GH + (Cell == TSRP_RNN_GRU ? H : 0)) + j;
     const int64_t o = d * p.grad_dir + row * GH + j;
+    if constexpr (Cell != TSRP_RNN_GRU) {
+      if (p.zero_dh) p.dh[state] = 0.0f;
+    }
     if constexpr (Cell == TSRP_RNN_RELU) {
       p.da[o] = from_float<T>(sv[0] > 0.0f ? g_dh : 0.0f);
     } else if constexpr (Cell == TSRP_RNN_TANH) {

@@ -90,6 +90,17 @@ int64_t recurrent_split(const rnn_geometry& g) {
   return recurrent_slices(g, wanted);
 }
 
+// Backward data's step GEMM (dgates x R: N x H outputs, k over G*H) in k-slices: off (1) by
+// default until the H200 has timed it, TESSERA_CUDA_RNN_BACKWARD_SPLIT=n to measure (n dividing
+// G*H, one direction). Why: at the anchor LSTM's sizes that GEMM has 16 tiles of 64 x 64 walking
+// k = 4096 each, on 16 of 132 SMs; the forward's GEMM (64 tiles) gained 1.3x from 4 slices. Each
+// slice lands in its own [D][N][H] block and the next step's cell kernel adds them in slice order
+// (deterministic). Read once, so that the workspace query and the run agree.
+int64_t backward_split(const rnn_geometry& g) {
+  static const int wanted = launch_override("TESSERA_CUDA_RNN_BACKWARD_SPLIT", 0, 0, 64);
+  return backward_slices(g, wanted);
+}
+
 // Elements between the two directions' pseudo layers of `layer` (also a harmless positive
 // batch stride when there is one direction).
 int64_t direction_stride(const tsrpRnnProblem& p, int layer) {
@@ -225,7 +236,7 @@ size_t rnn_space_bytes(const tsrpRnnProblem& p, rnn_op op, bool persistent = fal
     case rnn_op::forward_inference:
       return forward_workspace_of(p, g, false, recurrent_split(g), persistent ? 2 : 1).bytes;
     case rnn_op::forward_training: return forward_workspace_of(p, g, true, recurrent_split(g)).bytes;
-    case rnn_op::backward_data: return backward_data_workspace_of(g).bytes;
+    case rnn_op::backward_data: return backward_data_workspace_of(g, backward_split(g)).bytes;
     default: return backward_weights_workspace_of(p, g).bytes;
   }
 }
@@ -391,9 +402,11 @@ class rnn_runner {
   void backward_data(const tsrpRnnBackwardDataArgs& a, void* workspace) const {
     const rnn_geometry& g = g_;
     const int64_t steps = g.T, N = g.N, H = g.H, GH = g.GH, D = g.D;
-    const backward_data_workspace wl = backward_data_workspace_of(g);
+    const int64_t slices = backward_split(g);
+    const backward_data_workspace wl = backward_data_workspace_of(g, slices);
     const reserve_layout rl = reserve_layout_of(g);
     char* ws = aligned_base(static_cast<char*>(workspace));
+    float* parts = slices > 1 ? at<float>(ws, wl.parts) : nullptr;
     char* rs = aligned_base(static_cast<char*>(a.reserve_space));
     float* grad[2] = {at<float>(ws, wl.grad[0]), at<float>(ws, wl.grad[1])};
     float* dh = at<float>(ws, wl.dh);
@@ -434,12 +447,29 @@ class rnn_runner {
       st.da = da;
       st.dhr = dhr;
       st.grad_dir = steps * N * GH;
+      st.part_slices = static_cast<int32_t>(slices);
+      st.part_stride = D * N * H;
+      st.zero_dh = slices > 1 ? 1 : 0;
       const gemm_operand recurrent_weights = operand(w + matrix_offset(p0, static_cast<int32_t>(g.G)), dt_, H, 1, pdir);
+      bool parts_hold_product = false;  // the previous step's GEMM went to the k-slices
       for (int64_t s = steps - 1; s >= 0; --s) {
         st.s = s;
+        st.parts = parts_hold_product ? parts : nullptr;
         launch_cell_backward(ctx_, g.cell, st);
-        // dL/dh of the state before this step; the very first state's is only wanted as dhx.
-        if (s > 0 || a.dhx != nullptr) {
+        parts_hold_product = false;
+        if (s > 0 && slices > 1) {
+          // One direction: the batch dim walks the k-slices of dgates and R (rows b*k.. of R),
+          // each into its own block of parts; dh (the GRU's z * g_dh, else zeroed by the cell
+          // kernel) is added by the next cell kernel.
+          const int64_t k = GH / slices;
+          gemm_operand weight_slices = recurrent_weights;
+          weight_slices.batch_stride = k * H;
+          launch_gemm(gemm_of(N, H, k, slices, operand(dhr + s * N * GH, dt_, GH, 1, k), weight_slices,
+                              output(parts, TSRP_DATA_FLOAT, H, 1, N * H), 0.0f, tf32_),
+                      ctx_.stream());
+          parts_hold_product = true;
+        } else if (s > 0 || a.dhx != nullptr) {
+          // dL/dh of the state before this step; the very first state's is only wanted as dhx.
           // Direction 0 is at time s, direction 1 at time T-1-s.
           launch_gemm(gemm_of(N, H, GH, D, operand(dhr + s * N * GH, dt_, GH, 1, (2 * steps - 1 - 2 * s) * N * GH),
                               recurrent_weights, output(dh, TSRP_DATA_FLOAT, H, 1, N * H), g.gru ? 1.0f : 0.0f,

@@ -200,10 +200,19 @@ inline forward_workspace forward_workspace_of(const tsrpRnnProblem& p, const rnn
 struct backward_data_workspace {
   size_t grad[2] = {0, 0};  // ping-pong [T][N][max(I0, D*H)] fp32 layer output/input gradients
   size_t dh = 0, dc = 0;    // [D][N][H] fp32 running state gradients
+  size_t parts = no_region; // [slices][D][N][H] fp32: the step GEMM's k-slices, when split
   size_t bytes = 0;
 };
 
-inline backward_data_workspace backward_data_workspace_of(const rnn_geometry& g) {
+// k-slices of backward data's step GEMM (dgates x R, k over G*H): 1, or `wanted` when it divides
+// G*H and there is one direction, as for the forward (recurrent_slices).
+inline int64_t backward_slices(const rnn_geometry& g, int64_t wanted) {
+  if (wanted <= 1 || g.D != 1 || g.GH % wanted != 0) return 1;
+  return wanted;
+}
+
+// `slices`: backward_slices() of the run.
+inline backward_data_workspace backward_data_workspace_of(const rnn_geometry& g, int64_t slices = 1) {
   backward_data_workspace w;
   space_builder b;
   const int64_t widest = g.I0 > g.D * g.H ? g.I0 : g.D * g.H;
@@ -212,6 +221,7 @@ inline backward_data_workspace backward_data_workspace_of(const rnn_geometry& g)
   w.grad[1] = b.take(grad);
   w.dh = b.take(static_cast<size_t>(g.D * g.N * g.H) * 4);
   w.dc = b.take(static_cast<size_t>(g.D * g.N * g.H) * 4);
+  if (slices > 1) w.parts = b.take(static_cast<size_t>(slices * g.D * g.N * g.H) * 4);
   w.bytes = b.total();
   return w;
 }

@@ -12,8 +12,11 @@
 
 namespace {
 
+using tessera::cuda::rnn::backward_data_workspace_of;
+using tessera::cuda::rnn::backward_slices;
 using tessera::cuda::rnn::default_recurrent_slices;
 using tessera::cuda::rnn::recurrent_slices;
+using tessera::cuda::rnn::no_region;
 using tessera::cuda::rnn::rnn_geometry;
 
 rnn_geometry lstm(int64_t n, int64_t h, int64_t dirs) {
@@ -55,6 +58,21 @@ TEST(RnnRecurrentSplit, filled_gpus_short_states_and_two_directions_stay_whole) 
   EXPECT_EQ(default_recurrent_slices(lstm(64, 256, 1), h200_sms), 1);    // slices would be < 256
   EXPECT_EQ(default_recurrent_slices(lstm(64, 1024, 2), h200_sms), 1);   // directions take the batch dim
   EXPECT_EQ(recurrent_slices(lstm(64, 1000, 1), 3), 1);                  // 3 does not divide 1000
+}
+
+// Backward data's step GEMM (k over G*H) splits only where asked, for one direction and slices
+// dividing G*H, and its workspace then holds one [N][H] fp32 block per slice.
+TEST(RnnRecurrentSplit, backward_slices_divide_gh_for_one_direction_and_get_their_workspace) {
+  const rnn_geometry g = lstm(64, 1024, 1);
+  EXPECT_EQ(backward_slices(g, 0), 1);
+  EXPECT_EQ(backward_slices(g, 8), 8);
+  EXPECT_EQ(backward_slices(lstm(64, 1024, 2), 8), 1);
+  EXPECT_EQ(backward_slices(lstm(64, 1000, 1), 3), 1);  // 3 does not divide 4000
+  EXPECT_EQ(backward_slices(lstm(64, 1000, 1), 5), 5);  // 5 divides G*H = 4000
+  EXPECT_EQ(backward_data_workspace_of(g, 1).parts, no_region);
+  const auto one = backward_data_workspace_of(g, 1), eight = backward_data_workspace_of(g, 8);
+  ASSERT_NE(eight.parts, no_region);
+  EXPECT_GE(eight.bytes - one.bytes, size_t{8} * 64 * 1024 * 4);
 }
 
 }  // namespace

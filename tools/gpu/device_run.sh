@@ -285,7 +285,8 @@ if has variants; then
   # forward with two rows in flight per warp), pool_fwd_form (the 3x3/2 max-pool forward's columns
   # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN), pool_disjoint
   # (non-overlapping max-pool windows on the direct kernel), rnn_persistent (the RNN forward's
-  # steps in one cooperative launch per layer). The lean
+  # steps in one cooperative launch per layer), rnn_bwd_split (backward data's step GEMM in
+  # k-slices). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -382,6 +383,19 @@ if has variants; then
     # not yet run on a GPU: conformance under 4 slices, then the anchor LSTM under 1, 2, 4 and 8.
     test_variant TESSERA_CUDA_RNN_RECURRENT_SPLIT 4 rnn_split '*Rnn*/cuda'
     time_variants TESSERA_CUDA_RNN_RECURRENT_SPLIT "1 2 4 8" rnn_split '--rnn'
+  fi
+  if want rnn_bwd_split; then
+    # Backward data's step GEMM in k-slices (TESSERA_CUDA_RNN_BACKWARD_SPLIT, rnn_kernels.cu; off
+    # by default, not yet run on a GPU): the RNN conformance under 4 slices, then the large LSTM
+    # and GRU training backward (fp16) under 1, 4, 8 and 16 beside cuDNN.
+    test_variant TESSERA_CUDA_RNN_BACKWARD_SPLIT 4 rnn_bwd_split '*Rnn*/cuda'
+    printf '%s\n' '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right --prop=BWD_DW l2t128mb64sic1024slc1024_nlstm_lm' \
+        '--cell=vanilla_gru --prop=BWD_DW l2t128mb64sic1024slc1024_ngru_lm' > "$out/rnn_bwd_split_problems.txt"
+    for v in 1 4 8 16; do
+      env TESSERA_CUDA_RNN_BACKWARD_SPLIT=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+          --batch="$out/rnn_bwd_split_problems.txt" > "$out/variant_rnn_bwd_split_$v.txt" 2>&1
+      row "rnn_bwd_split $v" "rc=$? $(grep -oE '[0-9.]+ms' "$out/variant_rnn_bwd_split_$v.txt" | tr '\n' ' ' | cut -c1-100)"
+    done
   fi
   if want rnn_persistent; then
     # The persistent RNN forward (rnn_persistent.cu: each layer's steps in one cooperative launch,
