@@ -27,8 +27,8 @@
 //
 // Per step h_{t-1} streams through the ring: chunks 0 .. ring-2 are requested first, and before
 // the products of chunk c the block requests chunk c + ring - 1 into the slot chunk c - 1 left,
-// so that loads run under the products. Where the whole of h fits (the anchor LSTM: 4 chunks, 4
-// slots) everything is requested up front; the ring lets a block that holds a large slice of R
+// so that loads run under the products. Where the whole of h fits (the anchor LSTM: 3 chunks on a
+// ring of 4) everything is requested up front; the ring lets a block that holds a large slice of R
 // (two directions of H = 1024) still take h in pieces.
 //
 // Work: the block's product is rows16 x gate_cols, cut into 16 x 16 tiles (one A fragment, two
@@ -138,15 +138,18 @@ inline persistent_plan persistent_plan_with(int32_t D, int32_t G, int32_t H, int
   return p;
 }
 
-// The ring for one (U, Nb): h in 4 chunks with 4, 3 then 2 slots, then in 8, 16, ... chunks
-// likewise, until the block fits in shared memory (the first that fits: the fewer and longer the
-// chunks, the fewer barriers a step pays).
+// The ring for one (U, Nb), the first that fits in shared memory: h in 3 chunks on a ring of 4
+// (every chunk requested before the first products), then in 4, 8, 16, ... chunks on 4, 3 or 2
+// slots (the fewer and longer the chunks, the fewer barriers a step pays).
 inline persistent_plan persistent_plan_with_ring(int32_t D, int32_t G, int32_t H, int32_t N, int32_t units,
                                                  int32_t batch_rows, size_t element_bytes, int sms, size_t shared_limit) {
   const int32_t kp = round_up_to(H, 16);
-  persistent_plan p;
-  for (int32_t pieces = 4;; pieces *= 2) {
-    const int32_t chunk_k = round_up_to((kp + pieces - 1) / pieces, 16);
+  auto chunk_of = [kp](int32_t pieces) { return round_up_to((kp + pieces - 1) / pieces, 16); };
+  persistent_plan p = persistent_plan_with(D, G, H, N, units, batch_rows, chunk_of(persistent_max_ring - 1),
+                                           persistent_max_ring, element_bytes, sms, shared_limit);
+  if (p.fits) return p;
+  for (int32_t pieces = persistent_max_ring;; pieces *= 2) {
+    const int32_t chunk_k = chunk_of(pieces);
     for (int32_t ring = persistent_max_ring; ring >= 2; --ring) {
       p = persistent_plan_with(D, G, H, N, units, batch_rows, chunk_k, ring, element_bytes, sms, shared_limit);
       if (p.fits) return p;
