@@ -355,11 +355,18 @@ class rnn_runner {
         st.cy_p = p_.c.strides[0];
         st.cy_n = p_.c.strides[1];
         st.cy_c = p_.c.strides[2];
+        bool launched = false;
         if constexpr (!std::is_same_v<T, float>)
-          launch_persistent_forward<T>(ctx_, plan, g.cell, st, w + matrix_offset(p0, static_cast<int32_t>(g.G)), pdir,
-                                       a.hx != nullptr);
-        x = matrix{st.out, D * H, 1};
-        continue;
+          launched = launch_persistent_forward<T>(ctx_, plan, g.cell, st, w + matrix_offset(p0, static_cast<int32_t>(g.G)),
+                                                  pdir, a.hx != nullptr);
+        if (launched) {
+          x = matrix{st.out, D * H, 1};
+          continue;
+        }
+        // The device refused the resident grid at launch (e.g. fewer SMs under MPS than the
+        // occupancy query saw): this layer runs stepwise, on the same two-slot state layout.
+        log_message(TSRP_LOG_WARN, "rnn_fwd_*_persistent: the cooperative launch was refused; this layer runs "
+                                   "the stepwise kernels");
       }
       const gemm_operand recurrent_weights = operand(w + matrix_offset(p0, static_cast<int32_t>(g.G)), dt_, 1, H, pdir);
       for (int64_t s = 0; s < steps; ++s) {
@@ -370,13 +377,15 @@ class rnn_runner {
           const int64_t k = H / slices;
           gemm_operand weight_slices = recurrent_weights;
           weight_slices.batch_stride = k;  // slice b: rows b*k.. of R (k runs with stride 1)
-          launch_gemm(gemm_of(N, GH, k, slices, operand(st.hs + s * st.hs_slot, dt_, H, 1, k), weight_slices,
+          launch_gemm(gemm_of(N, GH, k, slices, operand(st.hs + (s & st.slot_mask) * st.hs_slot, dt_, H, 1, k), weight_slices,
                               output(gh, TSRP_DATA_FLOAT, GH, 1, N * GH), 0.0f, tf32_),
                       ctx_.stream());
         } else if (recurrent) {
-          // Direction 0 reads slot s, direction 1 slot T - s (rnn_space_layout.hpp).
+          // Direction 0 reads slot s, direction 1 slot T - s (rnn_space_layout.hpp; both masked
+          // as the cell kernel masks them).
+          const int64_t slot0 = s & st.slot_mask, slot1 = (steps - s) & st.slot_mask;
           launch_gemm(gemm_of(N, GH, H, D,
-                              operand(st.hs + s * st.hs_slot, dt_, H, 1, st.hs_dir + (steps - 2 * s) * st.hs_slot),
+                              operand(st.hs + slot0 * st.hs_slot, dt_, H, 1, st.hs_dir + (slot1 - slot0) * st.hs_slot),
                               recurrent_weights, output(gh, TSRP_DATA_FLOAT, GH, 1, N * GH), 0.0f, tf32_),
                       ctx_.stream());
         }

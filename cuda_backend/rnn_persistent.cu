@@ -229,7 +229,7 @@ bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_pl
 }
 
 template <typename T>
-void launch_persistent_forward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
+bool launch_persistent_forward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
                                const forward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,
                                bool has_hx) {
   persistent_args<T> args{plan, step, recurrent_weights, weights_dir, has_hx ? 1 : 0};
@@ -246,14 +246,20 @@ void launch_persistent_forward(const cuda_context& ctx, const persistent_plan& p
   cooperative.val.cooperative = 1;
   config.attrs = &cooperative;
   config.numAttrs = 1;
-  check_cuda(cudaLaunchKernelExC(&config, persistent_kernel<T>(cell), params), "launching the persistent RNN forward");
+  const cudaError_t launched = cudaLaunchKernelExC(&config, persistent_kernel<T>(cell), params);
+  if (launched == cudaErrorCooperativeLaunchTooLarge) {
+    (void)cudaGetLastError();  // not sticky: clear it so later launches do not report it
+    return false;
+  }
+  check_cuda(launched, "launching the persistent RNN forward");
+  return true;
 }
 
 template bool persistent_forward_fits_device<__half>(const cuda_context&, const persistent_plan&, int32_t);
 template bool persistent_forward_fits_device<__nv_bfloat16>(const cuda_context&, const persistent_plan&, int32_t);
-template void launch_persistent_forward<__half>(const cuda_context&, const persistent_plan&, int32_t,
+template bool launch_persistent_forward<__half>(const cuda_context&, const persistent_plan&, int32_t,
                                                 const forward_step<__half>&, const __half*, int64_t, bool);
-template void launch_persistent_forward<__nv_bfloat16>(const cuda_context&, const persistent_plan&, int32_t,
+template bool launch_persistent_forward<__nv_bfloat16>(const cuda_context&, const persistent_plan&, int32_t,
                                                        const forward_step<__nv_bfloat16>&, const __nv_bfloat16*,
                                                        int64_t, bool);
 

@@ -20,9 +20,11 @@ bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_pl
 
 // Runs every step of one layer: `step` as for the stepwise cell kernel (slot_mask 1 for inference,
 // -1 for training; hy/cy set for the final step), `recurrent_weights` R of direction 0 of the
-// layer, direction d at + d * weights_dir. Without hx the first step's products are zero.
+// layer, direction d at + d * weights_dir. Without hx the first step's products are zero. False
+// when the device refuses the cooperative launch as too large (nothing was launched; the caller
+// runs the layer stepwise); other failures throw.
 template <typename T>
-void launch_persistent_forward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
+bool launch_persistent_forward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
                                const forward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,
                                bool has_hx);
 
