@@ -208,10 +208,14 @@ std::string problem_support(const tsrpRnnProblem& p, rnn_op op) {
 // until it has run on a GPU. Its plan depends on the problem alone (planned for the H200), so the
 // workspace query and the run agree; the run falls back to the stepwise kernels, in the same
 // workspace, where the device cannot hold the plan's grid.
-bool persistent_switched_on() {
-  static const bool on = launch_override("TESSERA_CUDA_RNN_PERSISTENT", 0, 0, 1) == 1;
-  return on;
+// 2 is for testing only: the kernels are registered but every layer takes the path of a refused
+// cooperative launch (stepwise on the two-slot state), which a healthy device never shows.
+int persistent_switch() {
+  static const int value = launch_override("TESSERA_CUDA_RNN_PERSISTENT", 0, 0, 2);
+  return value;
 }
+
+bool persistent_switched_on() { return persistent_switch() != 0; }
 
 persistent_plan persistent_plan_for(const rnn_geometry& g) {
   return persistent_plan_of(g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H), static_cast<int32_t>(g.N),
@@ -357,7 +361,8 @@ class rnn_runner {
         st.cy_c = p_.c.strides[2];
         bool launched = false;
         if constexpr (!std::is_same_v<T, float>)
-          launched = launch_persistent_forward<T>(ctx_, plan, g.cell, st, w + matrix_offset(p0, static_cast<int32_t>(g.G)),
+          if (persistent_switch() != 2)
+            launched = launch_persistent_forward<T>(ctx_, plan, g.cell, st, w + matrix_offset(p0, static_cast<int32_t>(g.G)),
                                                   pdir, a.hx != nullptr);
         if (launched) {
           x = matrix{st.out, D * H, 1};

@@ -404,6 +404,9 @@ if has variants; then
     # LSTM inference in bf16 and bidirectional) beside cuDNN, stepwise (0) against persistent (1); the row counts
     # the lines a persistent kernel ran.
     test_variant TESSERA_CUDA_RNN_PERSISTENT 1 rnn_persistent '*Rnn*/cuda'
+    # 2: every layer as if the cooperative launch were refused (the stepwise kernels on the
+    # persistent kernels' two-slot state).
+    test_variant TESSERA_CUDA_RNN_PERSISTENT 2 rnn_persistent '*Rnn*/cuda'
     # The LSTM forward captured into a CUDA graph (cooperative kernel nodes), both application sides.
     for g in tessera_cuda_graph_capture_test tessera_cuda_graph_capture_own_runtime_test; do
       env TESSERA_CUDA_RNN_PERSISTENT=1 timeout $(lim 60) "$c/bin/$g" > "$out/variant_rnn_persistent_$g.log" 2>&1
