@@ -217,9 +217,9 @@ int persistent_switch() {
 
 bool persistent_switched_on() { return persistent_switch() != 0; }
 
-persistent_plan persistent_plan_for(const rnn_geometry& g) {
-  return persistent_plan_of(g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H), static_cast<int32_t>(g.N),
-                            g.es);
+persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass = persistent_pass::forward) {
+  return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H),
+                            static_cast<int32_t>(g.N), g.es);
 }
 
 std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {

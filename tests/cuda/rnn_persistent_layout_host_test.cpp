@@ -1,9 +1,10 @@
-// The persistent RNN forward's plan and index arithmetic (cuda_backend/rnn_persistent_layout.hpp)
-// on the host: the anchor LSTM's plan, the limits every plan keeps, every hidden unit of every
-// batch row owned by exactly one block, conflict-free ldmatrix rows, and each block's recurrent
-// product played lane by lane (staging as the kernel does it, ldmatrix and mma.sync m16n8k16 as
-// PTX defines their fragments) against a naive product. Needs no GPU; the kernel itself runs in
-// the RNN conformance sweep under TESSERA_CUDA_RNN_PERSISTENT=1 on the device.
+// The persistent RNN kernels' plans and index arithmetic (cuda_backend/rnn_persistent_layout.hpp)
+// on the host, for the forward and for backward data: the anchor LSTM's plans, the limits every
+// plan keeps, every hidden unit of every batch row owned by exactly one block, conflict-free
+// ldmatrix rows, and each block's product played lane by lane (staging and warp work as
+// rnn_persistent_product.cuh does them, ldmatrix and mma.sync m16n8k16 as PTX defines their
+// fragments) against a naive product. Needs no GPU; the kernels themselves run in the RNN
+// conformance sweep under TESSERA_CUDA_RNN_PERSISTENT=1 on the device.
 #include "rnn_persistent_layout.hpp"
 
 #include <gtest/gtest.h>
@@ -20,10 +21,15 @@ namespace {
 using namespace tessera::cuda::rnn;
 
 constexpr size_t half_bytes = 2;
+constexpr persistent_pass forward = persistent_pass::forward;
+constexpr persistent_pass backward = persistent_pass::backward_data;
+constexpr persistent_pass both_passes[] = {forward, backward};
+
+const char* name_of(persistent_pass pass) { return pass == forward ? "forward" : "backward data"; }
 
 TEST(RnnPersistentPlan, the_anchor_lstm_runs_on_128_blocks_of_16_units_and_32_rows) {
   // 2 layers, H 1024, N 64, fp16, one direction: 64 unit groups x 2 batch groups.
-  const persistent_plan p = persistent_plan_of(1, 4, 1024, 64, half_bytes);
+  const persistent_plan p = persistent_plan_of(forward, 1, 4, 1024, 64, half_bytes);
   ASSERT_TRUE(p.fits) << p.why_not;
   EXPECT_EQ(p.units, 16);
   EXPECT_EQ(p.batch_rows, 32);
@@ -31,12 +37,25 @@ TEST(RnnPersistentPlan, the_anchor_lstm_runs_on_128_blocks_of_16_units_and_32_ro
   EXPECT_EQ(p.tiles, 8);  // one 16x16 tile per warp
   EXPECT_EQ(p.chunks, 3);  // h in three chunks on a ring of four: all requested up front
   EXPECT_LT(p.chunks, p.ring);
+  EXPECT_EQ(p.kgroups, 1);
+  EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
+}
+
+TEST(RnnPersistentPlan, the_anchor_lstms_backward_data_shares_each_tile_among_four_warps) {
+  // dL/dh = dgates (N x 4096) x R: 16 columns of a block's units, k = 4096 split among warps.
+  const persistent_plan p = persistent_plan_of(backward, 1, 4, 1024, 64, half_bytes);
+  ASSERT_TRUE(p.fits) << p.why_not;
+  EXPECT_EQ(p.K, 4096);
+  EXPECT_EQ(p.units, 16);
+  EXPECT_EQ(p.cols, 16);
+  EXPECT_EQ(p.blocks, 128);
+  EXPECT_EQ(p.tiles * p.kgroups, persistent_warps);
   EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
 }
 
 TEST(RnnPersistentPlan, two_directions_of_1024_units_take_h_through_a_smaller_ring) {
   // R's two directions (16 MiB) fill the blocks' shared memory: h streams through fewer slots.
-  const persistent_plan p = persistent_plan_of(2, 4, 1024, 64, half_bytes);
+  const persistent_plan p = persistent_plan_of(forward, 2, 4, 1024, 64, half_bytes);
   ASSERT_TRUE(p.fits) << p.why_not;
   EXPECT_LE(p.blocks, 132);
   EXPECT_LT(p.slots, p.chunks);
@@ -46,7 +65,7 @@ TEST(RnnPersistentPlan, two_directions_of_1024_units_take_h_through_a_smaller_ri
 TEST(RnnPersistentPlan, too_large_a_state_is_declined_with_a_reason) {
   // H 2048: R alone (32 MiB) is more than 132 blocks' shared memory holds.
   for (int32_t h : {2048, 8192}) {
-    const persistent_plan p = persistent_plan_of(1, 4, h, 64, half_bytes);
+    const persistent_plan p = persistent_plan_of(forward, 1, 4, h, 64, half_bytes);
     EXPECT_FALSE(p.fits);
     ASSERT_NE(p.why_not, nullptr);
   }
@@ -54,9 +73,11 @@ TEST(RnnPersistentPlan, too_large_a_state_is_declined_with_a_reason) {
   // without overflowing (a reviewer's UBSan run found N = 2^30 + 1 dividing by zero).
   for (auto [d, h, n] : {std::tuple<int32_t, int32_t, int32_t>{1, 1, (1 << 30) + 1}, {1, (1 << 30) + 1, 1},
                           {2, 1 << 29, 1}, {1, 1, 2147483647}}) {
-    const persistent_plan p = persistent_plan_of(d, 4, h, n, half_bytes);
-    EXPECT_FALSE(p.fits);
-    ASSERT_NE(p.why_not, nullptr);
+    for (persistent_pass pass : both_passes) {
+      const persistent_plan p = persistent_plan_of(pass, d, 4, h, n, half_bytes);
+      EXPECT_FALSE(p.fits);
+      ASSERT_NE(p.why_not, nullptr);
+    }
   }
 }
 
@@ -69,19 +90,31 @@ const shape k_shapes[] = {{1, 4, 1024, 64}, {2, 4, 1024, 64}, {1, 4, 1024, 128},
                           {1, 1, 2048, 8},  {2, 4, 96, 33}, {1, 3, 1000, 17}};
 
 TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
+  for (persistent_pass pass : both_passes)
   for (const shape& s : k_shapes) {
-    SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
-    const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
+    SCOPED_TRACE(testing::Message() << name_of(pass) << " D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes);
+    if (pass == backward && !p.fits) continue;  // backward data's K = G*H: the largest shapes decline
     ASSERT_TRUE(p.fits) << p.why_not;
     EXPECT_LE(p.blocks, 132);
     EXPECT_LE(p.tiles, persistent_warps * persistent_tiles_per_warp);
+    EXPECT_LE(p.tiles * p.kgroups, std::max(p.tiles, persistent_warps));
     EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
     EXPECT_EQ(p.kp % 16, 0);
-    EXPECT_GE(p.kp, p.H);
-    EXPECT_GE(p.gate_cols, p.G * p.units);
+    EXPECT_EQ(p.K, pass == forward ? s.H : s.G * s.H);
+    EXPECT_GE(p.kp, p.K);
+    EXPECT_GE(p.cols, p.cols_per_unit * p.units);
     EXPECT_EQ(p.weights_offset % 16, 0u);
     EXPECT_EQ(p.state_offset % 16, 0u);
-    EXPECT_EQ(p.gates_offset % 16, 0u);
+    EXPECT_EQ(p.products_offset % 16, 0u);
+    // Every (tile, K group) has exactly one warp.
+    std::set<std::tuple<int32_t, int32_t, int32_t>> work;
+    for (int warp = 0; warp < persistent_warps; ++warp)
+      for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
+        int32_t row0, col0, kgroup;
+        if (persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) EXPECT_TRUE(work.insert({row0, col0, kgroup}).second);
+      }
+    EXPECT_EQ(work.size(), size_t(p.tiles) * p.kgroups);
     std::set<std::tuple<int32_t, int32_t, int32_t>> owned;
     for (int32_t b = 0; b < p.blocks; ++b) {
       const persistent_block blk = persistent_block_of(p, b);
@@ -113,13 +146,21 @@ TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
   }
 }
 
+TEST(RnnPersistentPlan, backward_data_plans_exist_for_the_anchor_shapes) {
+  for (const shape& s : {shape{1, 4, 1024, 64}, shape{1, 3, 1024, 64}, shape{2, 4, 512, 64}, shape{1, 4, 16, 2}}) {
+    SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
+    EXPECT_TRUE(persistent_plan_of(backward, s.D, s.G, s.H, s.N, half_bytes).fits);
+  }
+}
+
 // 16-byte bank groups (8 of them in a 128-byte row of banks) of the 8 row addresses of each
 // ldmatrix matrix: all different, so no phase conflicts.
 TEST(RnnPersistentPlan, ldmatrix_rows_fall_in_different_bank_groups) {
+  for (persistent_pass pass : both_passes)
   for (const shape& s : k_shapes) {
-    SCOPED_TRACE(testing::Message() << "H=" << s.H << " N=" << s.N);
-    const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
-    ASSERT_TRUE(p.fits);
+    SCOPED_TRACE(testing::Message() << name_of(pass) << " H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes);
+    if (!p.fits) continue;
     for (int32_t k0 = 0; k0 < p.kp; k0 += 16) {
       for (int m = 0; m < 4; ++m) {
         std::set<int64_t> a_groups, b_groups;
@@ -176,20 +217,21 @@ void mma_16816(float (&d)[32][4], const fragment_pair (&a)[32][4], const fragmen
   }
 }
 
-// One block's product as the kernel computes it, from h (N x H) and R (D x G*H x H).
-std::vector<float> block_gates(const persistent_plan& p, int32_t block, const std::vector<float>& h,
-                               const std::vector<float>& R) {
+// One block's products as the kernels compute them, from A (N x K, row-major) and R (D x G*H x H).
+std::vector<float> block_products(const persistent_plan& p, int32_t block, const std::vector<float>& A,
+                                  const std::vector<float>& R) {
   const persistent_block blk = persistent_block_of(p, block);
-  const int32_t H = p.H, rows = std::min(p.batch_rows, p.N - blk.n0);
-  // Staging, as the kernel's loops: weights with zeros outside, the ring zeroed once (so rows past
-  // the block's stay zero) and each chunk written into its slot when the kernel requests it.
-  // NaN marks the pitches' padding, which must never be read.
-  std::vector<float> weights(size_t(p.gate_cols) * p.pitch, NAN);
+  const int32_t K = p.K, rows = std::min(p.batch_rows, p.N - blk.n0);
+  const size_t direction = size_t(blk.d) * p.G * p.H * p.H;
+  // Staging, as persistent_stage_weights and persistent_block_product do it: weights with zeros
+  // outside, the ring zeroed once (so rows past the block's stay zero) and each chunk written into
+  // its slot when the kernel requests it. NaN marks the pitches' padding, which must never be read.
+  std::vector<float> weights(size_t(p.cols) * p.pitch, NAN);
   std::vector<float> state(size_t(p.slots) * p.rows16 * p.chunk_pitch, NAN);
-  for (int32_t c = 0; c < p.gate_cols; ++c)
+  for (int32_t c = 0; c < p.cols; ++c)
     for (int32_t k = 0; k < p.kp; ++k) {
-      const int64_t row = persistent_weight_row(p, blk, c);
-      weights[size_t(c) * p.pitch + k] = row >= 0 && k < H ? R[(size_t(blk.d) * p.G * H + size_t(row)) * H + k] : 0.0f;
+      const int64_t offset = persistent_weight_offset(p, blk, c, k);
+      weights[size_t(c) * p.pitch + k] = offset >= 0 ? R.at(direction + size_t(offset)) : 0.0f;
     }
   for (int32_t slot = 0; slot < p.slots; ++slot)
     for (int32_t r = 0; r < p.rows16; ++r)
@@ -201,14 +243,14 @@ std::vector<float> block_gates(const persistent_plan& p, int32_t block, const st
     for (int32_t r = 0; r < rows; ++r)
       for (int32_t k = k_begin; k < k_end; ++k)
         state[size_t(persistent_state_index(p, persistent_chunk_slot(p, c), r, k - k_begin))] =
-            k < H ? h[(size_t(blk.n0) + r) * H + k] : 0.0f;
+            k < K ? A[(size_t(blk.n0) + r) * K + k] : 0.0f;
   };
-  std::vector<float> gates(size_t(p.rows16) * p.gates_pitch, NAN);
+  std::vector<float> products(size_t(p.kgroups) * p.rows16 * p.products_pitch, NAN);
   for (int warp = 0; warp < persistent_warps; ++warp) {
     for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
-      int32_t row0, col0;
-      if (!persistent_warp_tile(p, warp, lt, row0, col0)) break;
-      float acc[2][2][32][4] = {};  // [8 columns][alternate k-steps of a chunk][lane][reg]
+      int32_t row0, col0, kgroup;
+      if (!persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) break;
+      float acc[2][2][32][4] = {};  // [8 columns][alternate k-steps][lane][reg]
       // The kernel's order: chunks 0 .. ring-2 requested, then before chunk c's products chunk
       // c + ring - 1 (into the slot chunk c - 1 used).
       for (int32_t c = 0; c + 1 < p.ring; ++c) request(c);
@@ -216,43 +258,48 @@ std::vector<float> block_gates(const persistent_plan& p, int32_t block, const st
         request(c + p.ring - 1);
         int32_t k_begin, k_end;
         persistent_chunk_range(p, c, k_begin, k_end);
-        for (int32_t k = k_begin; k < k_end; k += 16) {
+        int chain = 0;
+        for (int32_t ks = persistent_first_step(p, k_begin / 16, kgroup); ks < k_end / 16; ks += p.kgroups) {
           int32_t a_address[32], b_address[32];
           for (int lane = 0; lane < 32; ++lane) {
-            a_address[lane] = persistent_a_address(p, persistent_chunk_slot(p, c), row0, k - k_begin, lane);
-            b_address[lane] = persistent_b_address(p, col0, k, lane);
+            a_address[lane] = persistent_a_address(p, persistent_chunk_slot(p, c), row0, ks * 16 - k_begin, lane);
+            b_address[lane] = persistent_b_address(p, col0, ks * 16, lane);
           }
           fragment_pair a[32][4], b[32][4];
           ldmatrix_x4(state, a_address, a);
           ldmatrix_x4(weights, b_address, b);
-          mma_16816(acc[0][(k - k_begin) / 16 % 2], a, b, 0);
-          mma_16816(acc[1][(k - k_begin) / 16 % 2], a, b, 2);
+          mma_16816(acc[0][chain], a, b, 0);
+          mma_16816(acc[1][chain], a, b, 2);
+          chain ^= 1;
         }
       }
       for (int half = 0; half < 2; ++half)
         for (int lane = 0; lane < 32; ++lane)
           for (int reg = 0; reg < 4; ++reg)
-            gates[size_t(persistent_gate_index(p, row0, col0 + 8 * half, lane, reg))] =
+            products[size_t(persistent_product_index(p, kgroup, row0, col0 + 8 * half, lane, reg))] =
                 acc[half][0][lane][reg] + acc[half][1][lane][reg];
     }
   }
-  return gates;
+  return products;
 }
 
-TEST(RnnPersistentPlan, each_blocks_product_is_h_times_its_rows_of_r) {
+TEST(RnnPersistentPlan, each_blocks_product_is_its_rows_of_a_times_its_columns_of_r) {
   const shape cases[] = {{1, 4, 5, 2},  {2, 4, 4, 1},   {2, 3, 3, 3},   {1, 3, 8, 3},  {2, 1, 7, 2},
                          {1, 4, 16, 2}, {2, 4, 96, 33}, {1, 3, 40, 17}, {1, 4, 72, 40},
-                         // 16 tiles: each warp's second tile; blocks of 32 rows and 32 units
+                         // forward: 16 tiles, each warp's second tile; blocks of 32 rows and 32 units
                          {1, 4, 512, 256},
-                         // h through a ring of fewer slots than chunks
-                         {2, 4, 1024, 64}};
+                         // forward: h through a ring of fewer slots than chunks; backward data:
+                         // one tile per four warps, k = 4096
+                         {2, 4, 1024, 64}, {1, 4, 1024, 64}};
+  for (persistent_pass pass : both_passes)
   for (const shape& s : cases) {
-    SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
-    const persistent_plan p = persistent_plan_of(s.D, s.G, s.H, s.N, half_bytes);
+    SCOPED_TRACE(testing::Message() << name_of(pass) << " D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes);
+    if (pass == backward && !p.fits) continue;
     ASSERT_TRUE(p.fits) << p.why_not;
     // Small integers: every product and sum exact in fp32, so the comparison is exact.
-    std::vector<float> h(size_t(s.N) * s.H), R(size_t(s.D) * s.G * s.H * s.H);
-    for (size_t i = 0; i < h.size(); ++i) h[i] = float(int(i * 7 % 11) - 5);
+    std::vector<float> A(size_t(s.N) * p.K), R(size_t(s.D) * s.G * s.H * s.H);
+    for (size_t i = 0; i < A.size(); ++i) A[i] = float(int(i * 7 % 11) - 5);
     for (size_t i = 0; i < R.size(); ++i) R[i] = float(int(i * 5 % 9) - 4);
     // Every block of the small plans; the first, a middle and the last of the large ones.
     std::vector<int32_t> blocks;
@@ -261,20 +308,26 @@ TEST(RnnPersistentPlan, each_blocks_product_is_h_times_its_rows_of_r) {
     } else {
       blocks = {0, p.blocks / 2 + 1, p.blocks - 1};
     }
-    if (s.N == 256) {
+    if (pass == forward && s.N == 256) {
       EXPECT_GT(p.tiles, persistent_warps);
     }
     for (int32_t b : blocks) {
-      const std::vector<float> gates = block_gates(p, b, h, R);
+      const std::vector<float> products = block_products(p, b, A, R);
       const persistent_block blk = persistent_block_of(p, b);
       const int32_t rows = std::min(p.batch_rows, s.N - blk.n0), units = std::min(p.units, s.H - blk.j0);
+      const size_t direction = size_t(blk.d) * s.G * s.H * s.H;
       for (int32_t r = 0; r < rows; ++r)
-        for (int32_t g = 0; g < s.G; ++g)
+        for (int32_t g = 0; g < p.cols_per_unit; ++g)
           for (int32_t u = 0; u < units; ++u) {
             double expected = 0.0;
-            const size_t row = size_t(blk.d) * s.G * s.H + size_t(g) * s.H + blk.j0 + u;
-            for (int32_t k = 0; k < s.H; ++k) expected += double(h[(size_t(blk.n0) + r) * s.H + k]) * R[row * s.H + k];
-            ASSERT_EQ(gates[size_t(r) * p.gates_pitch + persistent_gate_column(p, g, u)], float(expected))
+            for (int32_t k = 0; k < p.K; ++k) {
+              // forward: R's row g*H + j (gate g of unit j); backward data: R's column j.
+              const size_t r_index =
+                  pass == forward ? (size_t(g) * s.H + blk.j0 + u) * s.H + k : size_t(k) * s.H + blk.j0 + u;
+              expected += double(A[(size_t(blk.n0) + r) * p.K + k]) * R[direction + r_index];
+            }
+            const int32_t column = pass == forward ? persistent_gate_column(p, g, u) : u;
+            ASSERT_EQ(persistent_product(p, products.data(), r, column), float(expected))
                 << "block " << b << " row " << r << " gate " << g << " unit " << u;
           }
     }
