@@ -171,9 +171,57 @@ struct backward_step {
   int64_t grad_dir;
 };
 
+// The cell gradient of hidden unit j of batch row n of direction d at processing step s, given
+// dh_later (dL/dh_t from the later steps and the next layer's state, without this step's output
+// gradient): writes the pre-activation gradients and the LSTM's dL/dc_{t-1}, and returns what the
+// cell itself adds to dL/dh_{t-1} (the GRU's z * g_dh; 0 for the others). Shared by the stepwise
+// cell kernel and the persistent backward (rnn_persistent_backward.cu).
+template <typename T, int Cell>
+__device__ __forceinline__ float backward_unit(const backward_step<T>& p, int32_t d, int32_t n, int32_t j, int64_t s,
+                                               float dh_later) {
+  constexpr int G = gates_of<Cell>();
+  const int64_t t = d == 0 ? s : p.steps - 1 - s;
+  const int64_t H = p.H, GH = G * H;
+  const int64_t row = t * p.N + n;
+  const int64_t state = (int64_t{d} * p.N + n) * H + j;
+  const float g_dh = dh_later + p.dout[row * p.D * H + d * H + j];
+  const float* sv = p.saved + d * p.saved_dir + row * (GH + (Cell == TSRP_RNN_GRU ? H : 0)) + j;
+  const int64_t o = d * p.grad_dir + row * GH + j;
+  if constexpr (Cell == TSRP_RNN_RELU) {
+    p.da[o] = from_float<T>(sv[0] > 0.0f ? g_dh : 0.0f);
+    return 0.0f;
+  } else if constexpr (Cell == TSRP_RNN_TANH) {
+    p.da[o] = from_float<T>(g_dh * (1.0f - sv[0] * sv[0]));
+    return 0.0f;
+  } else if constexpr (Cell == TSRP_RNN_LSTM) {
+    const float ig = sv[0], fg = sv[H], gg = sv[2 * H], og = sv[3 * H];
+    const float* cell = p.cs + d * p.cs_dir + int64_t{n} * H + j;
+    const float c_prev = cell[(t + d) * p.cs_slot], c_new = cell[(t + 1 - d) * p.cs_slot];
+    const float tc = tanhf(c_new);
+    const float dct = p.dc[state] + g_dh * og * (1.0f - tc * tc);
+    p.da[o] = from_float<T>(dct * gg * ig * (1.0f - ig));
+    p.da[o + H] = from_float<T>(dct * c_prev * fg * (1.0f - fg));
+    p.da[o + 2 * H] = from_float<T>(dct * ig * (1.0f - gg * gg));
+    p.da[o + 3 * H] = from_float<T>(g_dh * tc * og * (1.0f - og));
+    p.dc[state] = dct * fg;
+    return 0.0f;
+  } else {
+    static_assert(Cell == TSRP_RNN_GRU, "unknown RNN cell");
+    const float r = sv[0], z = sv[H], nn = sv[2 * H], hn = sv[3 * H];
+    const float h_prev = to_float(p.hs[d * p.hs_dir + (t + d) * p.hs_slot + int64_t{n} * H + j]);
+    const float dan = g_dh * (1.0f - z) * (1.0f - nn * nn);
+    const float dr = dan * hn * r * (1.0f - r);
+    const float dz = g_dh * (h_prev - nn) * z * (1.0f - z);
+    p.da[o] = p.dhr[o] = from_float<T>(dr);
+    p.da[o + H] = p.dhr[o + H] = from_float<T>(dz);
+    p.da[o + 2 * H] = from_float<T>(dan);
+    p.dhr[o + 2 * H] = from_float<T>(dan * r);
+    return g_dh * z;
+  }
+}
+
 template <typename T, int Cell>
 __global__ void __launch_bounds__(cell_threads) rnn_cell_backward(backward_step<T> p) {
-  constexpr int G = gates_of<Cell>();
   const int32_t units = p.D * p.N * p.H;
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t index = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; index < units; index += stride) {
@@ -181,47 +229,14 @@ __global__ void __launch_bounds__(cell_threads) rnn_cell_backward(backward_step<
     const int32_t j = i % p.H;
     const int32_t n = (i / p.H) % p.N;
     const int32_t d = i / (p.H * p.N);
-    const int64_t t = d == 0 ? p.s : p.steps - 1 - p.s;
-    const int64_t H = p.H, GH = G * H;
-    const int64_t row = t * p.N + n;
-    const int64_t state = (int64_t{d} * p.N + n) * H + j;
+    const int64_t state = (int64_t{d} * p.N + n) * p.H + j;
     float dh_later = p.dh[state];
     if (p.parts != nullptr)
       for (int32_t b = 0; b < p.part_slices; ++b) dh_later += p.parts[b * p.part_stride + state];
-    const float g_dh = dh_later + p.dout[row * p.D * H + d * H + j];
-    const float* sv = p.saved + d * p.saved_dir + row * (GH + (Cell == TSRP_RNN_GRU ? H : 0)) + j;
-    const int64_t o = d * p.grad_dir + row * GH + j;
-    if constexpr (Cell != TSRP_RNN_GRU) {
-      if (p.zero_dh) p.dh[state] = 0.0f;
-    }
-    if constexpr (Cell == TSRP_RNN_RELU) {
-      p.da[o] = from_float<T>(sv[0] > 0.0f ? g_dh : 0.0f);
-    } else if constexpr (Cell == TSRP_RNN_TANH) {
-      p.da[o] = from_float<T>(g_dh * (1.0f - sv[0] * sv[0]));
-    } else if constexpr (Cell == TSRP_RNN_LSTM) {
-      const float ig = sv[0], fg = sv[H], gg = sv[2 * H], og = sv[3 * H];
-      const float* cell = p.cs + d * p.cs_dir + int64_t{n} * H + j;
-      const float c_prev = cell[(t + d) * p.cs_slot], c_new = cell[(t + 1 - d) * p.cs_slot];
-      const float tc = tanhf(c_new);
-      const float dct = p.dc[state] + g_dh * og * (1.0f - tc * tc);
-      p.da[o] = from_float<T>(dct * gg * ig * (1.0f - ig));
-      p.da[o + H] = from_float<T>(dct * c_prev * fg * (1.0f - fg));
-      p.da[o + 2 * H] = from_float<T>(dct * ig * (1.0f - gg * gg));
-      p.da[o + 3 * H] = from_float<T>(g_dh * tc * og * (1.0f - og));
-      p.dc[state] = dct * fg;
-    } else {
-      static_assert(Cell == TSRP_RNN_GRU, "unknown RNN cell");
-      const float r = sv[0], z = sv[H], nn = sv[2 * H], hn = sv[3 * H];
-      const float h_prev = to_float(p.hs[d * p.hs_dir + (t + d) * p.hs_slot + int64_t{n} * H + j]);
-      const float dan = g_dh * (1.0f - z) * (1.0f - nn * nn);
-      const float dr = dan * hn * r * (1.0f - r);
-      const float dz = g_dh * (h_prev - nn) * z * (1.0f - z);
-      p.da[o] = p.dhr[o] = from_float<T>(dr);
-      p.da[o + H] = p.dhr[o + H] = from_float<T>(dz);
-      p.da[o + 2 * H] = from_float<T>(dan);
-      p.dhr[o + 2 * H] = from_float<T>(dan * r);
-      p.dh[state] = g_dh * z;
-    }
+    const float own = backward_unit<T, Cell>(p, d, n, j, p.s, dh_later);
+    // The GRU's part of dL/dh_{t-1}, to which the step's GEMM adds; the others' GEMM overwrites dh,
+    // or (zero_dh) writes k-slices that the next step adds to dh.
+    if (Cell == TSRP_RNN_GRU || p.zero_dh) p.dh[state] = own;
   }
 }
 

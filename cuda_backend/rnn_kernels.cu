@@ -228,8 +228,12 @@ std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {
   if (p.data_type != TSRP_DATA_HALF && p.data_type != TSRP_DATA_BFLOAT16)
     return std::string("data type ") + data_type_name(p.data_type) +
            ": the persistent forward multiplies on the fp16/bf16 tensor cores (the stepwise kernels take it)";
-  const persistent_plan plan = persistent_plan_for(geometry_of(p));
-  if (!plan.fits) return std::string("the persistent forward has no plan for these sizes: ") + plan.why_not;
+  const bool backward = op == rnn_op::backward_data;
+  const persistent_plan plan =
+      persistent_plan_for(geometry_of(p), backward ? persistent_pass::backward_data : persistent_pass::forward);
+  if (!plan.fits)
+    return std::string(backward ? "the persistent backward data" : "the persistent forward") +
+           " has no plan for these sizes: " + plan.why_not;
   return {};
 }
 
@@ -413,9 +417,22 @@ class rnn_runner {
     }
   }
 
-  void backward_data(const tsrpRnnBackwardDataArgs& a, void* workspace) const {
+  // `persistent`: the kernel is the persistent backward data; each layer's recurrent part then runs
+  // as one persistent launch if the device holds the grid, else stepwise (the same workspace).
+  void backward_data(const tsrpRnnBackwardDataArgs& a, void* workspace, bool persistent = false) const {
     const rnn_geometry& g = g_;
     const int64_t steps = g.T, N = g.N, H = g.H, GH = g.GH, D = g.D;
+    persistent_plan plan;
+    bool one_launch = false;
+    if constexpr (!std::is_same_v<T, float>) {
+      if (persistent) {
+        plan = persistent_plan_for(g, persistent_pass::backward_data);
+        one_launch = plan.fits && persistent_backward_fits_device<T>(ctx_, plan, g.cell);
+        if (!one_launch)
+          log_message(TSRP_LOG_WARN, "rnn_bwd_data_persistent: the device cannot hold the plan's grid resident at "
+                                     "once; running the stepwise kernels instead");
+      }
+    }
     const int64_t slices = backward_split(g);
     const backward_data_workspace wl = backward_data_workspace_of(g, slices);
     const reserve_layout rl = reserve_layout_of(g);
@@ -464,9 +481,19 @@ class rnn_runner {
       st.part_slices = static_cast<int32_t>(slices);
       st.part_stride = D * N * H;
       st.zero_dh = slices > 1 ? 1 : 0;
+      bool launched = false;
+      if constexpr (!std::is_same_v<T, float>)
+        if (one_launch && persistent_switch() != 2)
+          launched = launch_persistent_backward<T>(ctx_, plan, g.cell, st,
+                                                   w + matrix_offset(p0, static_cast<int32_t>(g.G)), pdir,
+                                                   a.dhx != nullptr);
+      if (one_launch && !launched)
+        log_message(TSRP_LOG_WARN, "rnn_bwd_data_persistent: the cooperative launch was refused; this layer runs "
+                                   "the stepwise kernels");
       const gemm_operand recurrent_weights = operand(w + matrix_offset(p0, static_cast<int32_t>(g.G)), dt_, H, 1, pdir);
       bool parts_hold_product = false;  // the previous step's GEMM went to the k-slices
-      for (int64_t s = steps - 1; s >= 0; --s) {
+      const int64_t last_step = launched ? -1 : steps - 1;  // none left when the persistent kernel ran
+      for (int64_t s = last_step; s >= 0; --s) {
         st.s = s;
         st.parts = parts_hold_product ? parts : nullptr;
         launch_cell_backward(ctx_, g.cell, st);
@@ -614,17 +641,18 @@ void with_runner(const cuda_context& ctx, const tsrpRnnProblem& p, F&& f) {
   "GEMM engine."
 
 #define TSR_CUDA_RNN_PERSISTENT_NOTES                                                                    \
-  "Each layer's steps in one cooperative launch: every block keeps its hidden units' rows of R in "     \
-  "shared memory for the whole sequence and multiplies h_{t-1} on the tensor cores (fp32 "              \
-  "accumulators), one grid-wide barrier per step; the input projection is one GEMM as in the "         \
-  "stepwise kernels, and the cell math is theirs. f16/bf16. Falls back to the stepwise kernels "       \
-  "where the device cannot hold the grid resident. Deterministic (fixed-order sums, no atomics)."
+  "Each layer's recurrent steps in one cooperative launch: every block keeps its hidden units' part "   \
+  "of R in shared memory for the whole sequence and multiplies the step's h (forward) or gate "         \
+  "gradients (backward data) on the tensor cores (fp32 accumulators), one grid-wide barrier per "      \
+  "step; the GEMMs over the whole sequence are the stepwise kernels', and so is the cell math. "        \
+  "f16/bf16. Falls back to the stepwise kernels where the device cannot hold the grid resident. "      \
+  "Deterministic (fixed-order sums, no atomics)."
 
 // A rough figure for ranking (the registry prefers an estimate over none): the plan's step cycles
 // at 1.7 GHz plus ~2 us of barrier and cell per step, for every step of every layer.
-double persistent_estimate_us(const tsrpRnnProblem& p) {
+double persistent_estimate_us(const tsrpRnnProblem& p, persistent_pass pass = persistent_pass::forward) {
   const rnn_geometry g = geometry_of(p);
-  const persistent_plan plan = persistent_plan_for(g);
+  const persistent_plan plan = persistent_plan_for(g, pass);
   return double(g.L) * double(g.T) * (plan.step_cycles / 1700.0 + 2.0);
 }
 
@@ -661,22 +689,29 @@ struct persistent_forward_traits : forward_traits<Training, true> {
   static double estimate_us(const tsrpRnnProblem& p) { return persistent_estimate_us(p); }
 };
 
+template <bool Persistent>
 struct backward_data_traits {
   using problem_type = tsrpRnnProblem;
   using args_type = tsrpRnnBackwardDataArgs;
-  static constexpr const char* name = "rnn_bwd_data_stepwise_gemm";
+  static constexpr const char* name = Persistent ? "rnn_bwd_data_persistent" : "rnn_bwd_data_stepwise_gemm";
   static constexpr int32_t operation = TSRP_OP_RNN_BACKWARD_DATA;
   static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
-  static constexpr const char* notes = TSR_CUDA_RNN_NOTES;
-  static std::string support(const problem_type& p) { return problem_support(p, rnn_op::backward_data); }
+  static constexpr const char* notes = Persistent ? TSR_CUDA_RNN_PERSISTENT_NOTES : TSR_CUDA_RNN_NOTES;
+  static std::string support(const problem_type& p) {
+    return Persistent ? persistent_support(p, rnn_op::backward_data) : problem_support(p, rnn_op::backward_data);
+  }
   static size_t workspace(const problem_type& p) { return rnn_space_bytes(p, rnn_op::backward_data); }
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
     require_pointer(a.dy, 1, "dy");
     require_pointer(a.dx, 1, "dx");
     require_pointer(a.weights, 1, "weights");
     require_reserve(p, a.reserve_space, a.reserve_space_size);
-    with_runner(ctx, p, [&](const auto& r) { r.backward_data(a, workspace); });
+    with_runner(ctx, p, [&](const auto& r) { r.backward_data(a, workspace, Persistent); });
   }
+};
+
+struct persistent_backward_data_traits : backward_data_traits<true> {
+  static double estimate_us(const tsrpRnnProblem& p) { return persistent_estimate_us(p, persistent_pass::backward_data); }
 };
 
 struct backward_weights_traits {
@@ -703,10 +738,11 @@ void add_rnn_kernels(kernel_list& out) {
   if (rnn::persistent_switched_on()) {
     out.push_back(make_kernel<rnn::persistent_forward_traits<false>>());
     out.push_back(make_kernel<rnn::persistent_forward_traits<true>>());
+    out.push_back(make_kernel<rnn::persistent_backward_data_traits>());
   }
   out.push_back(make_kernel<rnn::forward_traits<false, false>>());
   out.push_back(make_kernel<rnn::forward_traits<true, false>>());
-  out.push_back(make_kernel<rnn::backward_data_traits>());
+  out.push_back(make_kernel<rnn::backward_data_traits<false>>());
   out.push_back(make_kernel<rnn::backward_weights_traits>());
 }
 

@@ -96,24 +96,7 @@ const void* persistent_kernel(int32_t cell) {
 
 template <typename T>
 bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell) {
-  int cooperative = 0;
-  check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, ctx.device_ordinal()),
-             "cudaDeviceGetAttribute(cooperative launch)");
-  if (cooperative == 0) return false;
-  // A device with less shared memory per block than the plan: not an error, the stepwise kernels
-  // run instead. The kernel's limit is raised to the device's whole opt-in size, the same value
-  // for every plan, so that calls on other threads never lower it under a launch in flight.
-  int optin = 0;
-  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device_ordinal()),
-             "cudaDeviceGetAttribute(shared memory per block, opt-in)");
-  if (plan.shared_bytes > static_cast<size_t>(optin)) return false;
-  const void* kernel = persistent_kernel<T>(cell);
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
-             "cudaFuncSetAttribute(max dynamic shared memory) of the persistent RNN forward");
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, persistent_threads, plan.shared_bytes),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor of the persistent RNN forward");
-  return int64_t{per_sm} * ctx.sm_count() >= plan.blocks;
+  return persistent_grid_fits(ctx, plan, persistent_kernel<T>(cell));
 }
 
 template <typename T>
@@ -122,25 +105,7 @@ bool launch_persistent_forward(const cuda_context& ctx, const persistent_plan& p
                                bool has_hx) {
   persistent_args<T> args{plan, step, recurrent_weights, weights_dir, has_hx ? 1 : 0};
   void* params[] = {&args};
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned int>(plan.blocks));
-  config.blockDim = dim3(persistent_threads);
-  config.dynamicSmemBytes = plan.shared_bytes;
-  config.stream = ctx.stream();
-  // Cooperative: every block resident at once (checked by persistent_forward_fits_device), which
-  // the grid barrier needs; valid in stream capture (a cooperative kernel node).
-  cudaLaunchAttribute cooperative = {};
-  cooperative.id = cudaLaunchAttributeCooperative;
-  cooperative.val.cooperative = 1;
-  config.attrs = &cooperative;
-  config.numAttrs = 1;
-  const cudaError_t launched = cudaLaunchKernelExC(&config, persistent_kernel<T>(cell), params);
-  if (launched == cudaErrorCooperativeLaunchTooLarge) {
-    (void)cudaGetLastError();  // not sticky: clear it so later launches do not report it
-    return false;
-  }
-  check_cuda(launched, "launching the persistent RNN forward");
-  return true;
+  return launch_cooperative(ctx, plan, persistent_kernel<T>(cell), params, "launching the persistent RNN forward");
 }
 
 template bool persistent_forward_fits_device<__half>(const cuda_context&, const persistent_plan&, int32_t);

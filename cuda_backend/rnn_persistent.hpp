@@ -1,7 +1,8 @@
-// The persistent RNN forward (rnn_persistent.cu, plan and layout in rnn_persistent_layout.hpp):
-// every step of one layer in one cooperative launch, fp16 and bf16 storage. Used by the RNN
-// forward of rnn_kernels.cu for the kernels "rnn_fwd_inference_persistent" and
-// "rnn_fwd_training_persistent".
+// The persistent RNN kernels, every step of one layer in one cooperative launch, fp16 and bf16
+// storage: the forward (rnn_persistent.cu) and backward data (rnn_persistent_backward.cu); plan
+// and layout in rnn_persistent_layout.hpp, their shared product in rnn_persistent_product.cuh.
+// Used by the RNN operations of rnn_kernels.cu for the kernels "rnn_fwd_inference_persistent",
+// "rnn_fwd_training_persistent" and "rnn_bwd_data_persistent".
 #pragma once
 
 #include "cuda_context.hpp"
@@ -11,6 +12,18 @@
 #include <cstdint>
 
 namespace tessera::cuda::rnn {
+
+// Whether the current device can hold the plan's grid of `kernel` resident at once (cooperative
+// launch, the plan's shared memory within the device's opt-in size, enough SMs); raises the
+// kernel's shared-memory limit to the device's opt-in size as a side effect
+// (rnn_persistent_launch.cu).
+bool persistent_grid_fits(const cuda_context& ctx, const persistent_plan& plan, const void* kernel);
+
+// Launches `kernel` on the plan's grid as a cooperative kernel (also in stream capture: a
+// cooperative kernel node). False when the device refuses it as too large (nothing launched);
+// other failures throw, naming `what`.
+bool launch_cooperative(const cuda_context& ctx, const persistent_plan& plan, const void* kernel, void** params,
+                        const char* what);
 
 // Whether the current device can hold the plan's grid resident at once (cooperative launch and
 // enough SMs at the plan's shared memory); asked once per call, before the workspace's state
@@ -27,5 +40,17 @@ template <typename T>
 bool launch_persistent_forward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
                                const forward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,
                                bool has_hx);
+
+// Backward data's recurrent part of one layer, steps T-1 .. 0: `step` as for the stepwise cell
+// kernel (dh holding dL/dh of the last step, parts null), `recurrent_weights` R of direction 0
+// of the layer, direction d at + d * weights_dir. With want_dhx the last product (dL/dh_{-1}) is
+// added into dh as the stepwise kernels leave it. False when the device refuses the launch.
+template <typename T>
+bool persistent_backward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell);
+
+template <typename T>
+bool launch_persistent_backward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
+                                const backward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,
+                                bool want_dhx);
 
 }  // namespace tessera::cuda::rnn

@@ -398,11 +398,12 @@ if has variants; then
     done
   fi
   if want rnn_persistent; then
-    # The persistent RNN forward (rnn_persistent.cu: each layer's steps in one cooperative launch,
-    # registered only under TESSERA_CUDA_RNN_PERSISTENT=1, not yet run on a GPU): the RNN
-    # conformance under it, then the large LSTM and GRU (inference and training forward, fp16, the
-    # LSTM inference in bf16 and bidirectional) beside cuDNN, stepwise (0) against persistent (1); the row counts
-    # the lines a persistent kernel ran.
+    # The persistent RNN kernels (rnn_persistent.cu, rnn_persistent_backward.cu: each layer's
+    # recurrent steps in one cooperative launch, forward and backward data; registered only under
+    # TESSERA_CUDA_RNN_PERSISTENT=1, not yet run on a GPU): the RNN conformance under it, then the
+    # large LSTM and GRU (inference, training forward and training backward, fp16; the LSTM
+    # inference in bf16 and bidirectional) beside cuDNN, stepwise (0) against persistent (1); the
+    # row counts the lines a persistent kernel ran.
     test_variant TESSERA_CUDA_RNN_PERSISTENT 1 rnn_persistent '*Rnn*/cuda'
     # 2: every layer as if the cooperative launch were refused (the stepwise kernels on the
     # persistent kernels' two-slot state).
@@ -413,7 +414,7 @@ if has variants; then
       row "rnn_persistent $g" "rc=$? $(grep -E 'LSTM forward ran|^\[  (PASSED|FAILED)  \]' "$out/variant_rnn_persistent_$g.log" | tr '\n' ' ' | cut -c1-110)"
     done
     { echo '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right'
-      grep -E '^--(prop|cell)=(FWD_I|FWD_D|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
+      grep -E '^--(prop|cell)=(FWD_I|FWD_D|BWD_DW|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
       echo '--reset --rnn --dt=bf16 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm'
       echo '--reset --rnn --dt=f16 --cell=vanilla_lstm --direction=concat --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_bidir'
     } > "$out/rnn_persistent_problems.txt"
