@@ -226,8 +226,9 @@ std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {
   std::string why = problem_support(p, op);
   if (!why.empty()) return why;
   if (p.data_type != TSRP_DATA_HALF && p.data_type != TSRP_DATA_BFLOAT16)
-    return std::string("data type ") + data_type_name(p.data_type) +
-           ": the persistent forward multiplies on the fp16/bf16 tensor cores (the stepwise kernels take it)";
+    return std::string("data type ") + data_type_name(p.data_type) + ": the persistent " +
+           (op == rnn_op::backward_data ? "backward data" : "forward") +
+           " multiplies on the fp16/bf16 tensor cores (the stepwise kernels take it)";
   const bool backward = op == rnn_op::backward_data;
   const persistent_plan plan =
       persistent_plan_for(geometry_of(p), backward ? persistent_pass::backward_data : persistent_pass::forward);

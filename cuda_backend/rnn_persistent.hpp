@@ -41,13 +41,14 @@ bool launch_persistent_forward(const cuda_context& ctx, const persistent_plan& p
                                const forward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,
                                bool has_hx);
 
+// As persistent_forward_fits_device, for the backward data kernel.
+template <typename T>
+bool persistent_backward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell);
+
 // Backward data's recurrent part of one layer, steps T-1 .. 0: `step` as for the stepwise cell
 // kernel (dh holding dL/dh of the last step, parts null), `recurrent_weights` R of direction 0
 // of the layer, direction d at + d * weights_dir. With want_dhx the last product (dL/dh_{-1}) is
 // added into dh as the stepwise kernels leave it. False when the device refuses the launch.
-template <typename T>
-bool persistent_backward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell);
-
 template <typename T>
 bool launch_persistent_backward(const cuda_context& ctx, const persistent_plan& plan, int32_t cell,
                                 const backward_step<T>& step, const T* recurrent_weights, int64_t weights_dir,

@@ -43,6 +43,9 @@ bool launch_cooperative(const cuda_context& ctx, const persistent_plan& plan, co
   cooperative.val.cooperative = 1;
   config.attrs = &cooperative;
   config.numAttrs = 1;
+  // A refusal here is known at the call only outside stream capture: inside one the driver may
+  // check residency when the graph is instantiated or launched, past any fallback (the
+  // occupancy check of persistent_grid_fits is what guards a captured call).
   const cudaError_t launched = cudaLaunchKernelExC(&config, kernel, params);
   if (launched == cudaErrorCooperativeLaunchTooLarge) {
     (void)cudaGetLastError();  // not sticky: clear it so later launches do not report it

@@ -54,8 +54,11 @@ template <typename T>
 __device__ __forceinline__ void persistent_stage_weights(const persistent_plan& p, const persistent_block& block,
                                                          const T* R, T* weights, T* state, int tid) {
   const T zero = from_float<T>(0.0f);
+  // Consecutive threads read consecutive elements of R: along a gate row (k) for the forward, along
+  // a row of R across the block's unit columns (c) for backward data.
+  const bool along_k = p.pass == persistent_pass::forward;
   for (int32_t i = tid; i < p.cols * p.kp; i += persistent_threads) {
-    const int32_t c = i / p.kp, k = i % p.kp;
+    const int32_t c = along_k ? i / p.kp : i % p.cols, k = along_k ? i % p.kp : i / p.cols;
     const int64_t offset = persistent_weight_offset(p, block, c, k);
     weights[c * p.pitch + k] = offset >= 0 ? R[offset] : zero;
   }
