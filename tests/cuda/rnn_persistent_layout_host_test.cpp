@@ -112,7 +112,9 @@ TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
     for (int warp = 0; warp < persistent_warps; ++warp)
       for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
         int32_t row0, col0, kgroup;
-        if (persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) EXPECT_TRUE(work.insert({row0, col0, kgroup}).second);
+        if (persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) {
+          EXPECT_TRUE(work.insert({row0, col0, kgroup}).second);
+        }
       }
     EXPECT_EQ(work.size(), size_t(p.tiles) * p.kgroups);
     std::set<std::tuple<int32_t, int32_t, int32_t>> owned;
