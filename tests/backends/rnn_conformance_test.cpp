@@ -19,6 +19,8 @@
 #include <tessera/tessera.hpp>
 #include <tessera_common/shape_inference.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -130,11 +132,18 @@ ref::host_tensor flat_from(const tsrpTensor& desc, const std::vector<double>& v)
   return t;
 }
 
-ref::tolerance rnn_tolerance(int32_t dt, bool gradient) {
+// Gradients of f16/bf16 RNNs go through values rounded to the storage type between steps (the
+// hidden state, the gate gradients: cuDNN's tensor-op path does the same), and the weight
+// gradients sum T*N such terms, so their error grows like sqrt(T*N) (a random walk of those
+// roundings): the base tolerance up to T*N = 16, then that growth. On the H200 (2026-12-05) the
+// 2-layer LSTM of T*N = 160 (lstm_uni_2layers_h64_n40, f16) gave dw errors of 5 half-ulps
+// (0.00244 at 0.637) against the flat 2e-3 every shorter shape passes.
+ref::tolerance rnn_tolerance(int32_t dt, bool gradient, int64_t steps_times_batch) {
+  const double growth = gradient ? std::max(1.0, std::sqrt(static_cast<double>(steps_times_batch)) / 4.0) : 1.0;
   switch (dt) {
     case TSRP_DATA_FLOAT: return gradient ? ref::tolerance{3e-5, 3e-5} : ref::tolerance{1e-5, 1e-5};
-    case TSRP_DATA_HALF: return {2e-3, 2e-3};
-    default: return gradient ? ref::tolerance{8e-2, 8e-2} : ref::tolerance{4e-2, 4e-2};
+    case TSRP_DATA_HALF: return {2e-3 * growth, 2e-3 * growth};
+    default: return gradient ? ref::tolerance{8e-2 * growth, 8e-2 * growth} : ref::tolerance{4e-2, 4e-2};
   }
 }
 
@@ -226,7 +235,7 @@ bool run_rnn_case(rnn_case& k, bool training, tsrAlgo_t fwd_algo, tsrAlgo_t bwd_
   const std::vector<double> rhx = st ? dense_flat(hx) : std::vector<double>();
   const std::vector<double> rcx = st && k.lstm() ? dense_flat(cx) : std::vector<double>();
   const ref::rnn_forward_result f = ref::rnn_forward(k.cfg, rx, rhx, rcx, rw);
-  const ref::tolerance ftol = rnn_tolerance(k.dt, false);
+  const ref::tolerance ftol = rnn_tolerance(k.dt, false, k.s.T * k.s.N);
   by.download(y);
   expect_matches("y", y, from_dense(k.yt, f.y, k.batch_major), ftol);
   if (st) {
@@ -264,7 +273,7 @@ bool run_rnn_case(rnn_case& k, bool training, tsrAlgo_t fwd_algo, tsrAlgo_t bwd_
   const std::vector<double> rdcy = st && k.lstm() ? dense_flat(dcy) : std::vector<double>();
   const ref::rnn_backward_result b =
       ref::rnn_backward(k.cfg, rx, rhx, rcx, rw, dense(dy, k.batch_major), rdhy, rdcy);
-  const ref::tolerance btol = rnn_tolerance(k.dt, true);
+  const ref::tolerance btol = rnn_tolerance(k.dt, true, k.s.T * k.s.N);
   bdx.download(dx);
   expect_matches("dx", dx, from_dense(k.xt, b.dx, k.batch_major), btol);
   if (st) {

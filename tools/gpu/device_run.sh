@@ -286,7 +286,7 @@ if has variants; then
   # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN), pool_disjoint
   # (non-overlapping max-pool windows on the direct kernel), rnn_persistent (the RNN forward's
   # steps in one cooperative launch per layer), rnn_bwd_split (backward data's step GEMM in
-  # k-slices). The lean
+  # k-slices), rnn_profile (ncu on the persistent RNN forward). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -395,6 +395,21 @@ if has variants; then
       env TESSERA_CUDA_RNN_BACKWARD_SPLIT=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
           --batch="$out/rnn_bwd_split_problems.txt" > "$out/variant_rnn_bwd_split_$v.txt" 2>&1
       row "rnn_bwd_split $v" "rc=$? $(grep -oE '[0-9.]+ms' "$out/variant_rnn_bwd_split_$v.txt" | tr '\n' ' ' | cut -c1-100)"
+    done
+  fi
+  if want rnn_profile; then
+    # ncu on one call of the persistent RNN forward (anchor LSTM, fp16): where its step time goes
+    # (warp stalls, issue, memory), the stepwise forward's GEMM and cell kernels beside it.
+    rnn_anchor="--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right --prop=FWD_I l2t128mb64sic1024slc1024_nlstm_lm"
+    for v in 1 0; do
+      kernels='regex:rnn_persistent_forward'
+      (( v == 0 )) && kernels='regex:gemm_mma|rnn_cell'
+      # shellcheck disable=SC2086
+      env TESSERA_CUDA_RNN_PERSISTENT=$v timeout $(lim 120) ncu --clock-control none -k "$kernels" \
+          --launch-skip 4 --launch-count 2 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+          --section MemoryWorkloadAnalysis --section LaunchStats "$c/bin/tessera-bench" --mode=P --iters=1 --backend=cuda \
+          $rnn_anchor > "$out/ncu_rnn_persistent_$v.txt" 2>&1
+      row "rnn_profile $v" "rc=$? $(grep -E 'Duration|Stall Long|Stall Barrier|Issued Warp' "$out/ncu_rnn_persistent_$v.txt" | head -4 | tr -s ' ' | tr '\n' ';' | cut -c1-150)"
     done
   fi
   if want rnn_persistent; then
