@@ -90,14 +90,16 @@ int64_t recurrent_split(const rnn_geometry& g) {
   return recurrent_slices(g, wanted);
 }
 
-// Backward data's step GEMM (dgates x R: N x H outputs, k over G*H) in k-slices: off (1) by
-// default until the H200 has timed it, TESSERA_CUDA_RNN_BACKWARD_SPLIT=n to measure (n dividing
-// G*H, one direction). Why: at the anchor LSTM's sizes that GEMM has 16 tiles of 64 x 64 walking
-// k = 4096 each, on 16 of 132 SMs; the forward's GEMM (64 tiles) gained 1.3x from 4 slices. Each
-// slice lands in its own [D][N][H] block and the next step's cell kernel adds them in slice order
-// (deterministic). Read once, so that the workspace query and the run agree.
+// Backward data's step GEMM (dgates x R: N x H outputs, k over G*H) in k-slices:
+// default_backward_slices (rnn_space_layout.hpp; planned for the H200's 132 SMs whatever the
+// device, so that the workspace does not depend on it), or TESSERA_CUDA_RNN_BACKWARD_SPLIT=n (n
+// dividing G*H, one direction; 1: unsplit) to measure others. Why: at the anchor LSTM's sizes that
+// GEMM has 16 tiles of 64 x 64 walking k = 4096 each, on 16 of 132 SMs. Each slice lands in its
+// own [D][N][H] block and the next step's cell kernel adds them in slice order (deterministic).
+// Read once, so that the workspace query and the run agree.
 int64_t backward_split(const rnn_geometry& g) {
   static const int wanted = launch_override("TESSERA_CUDA_RNN_BACKWARD_SPLIT", 0, 0, 64);
+  if (wanted == 0) return default_backward_slices(g, 132);
   return backward_slices(g, wanted);
 }
 

@@ -14,6 +14,7 @@ namespace {
 
 using tessera::cuda::rnn::backward_data_workspace_of;
 using tessera::cuda::rnn::backward_slices;
+using tessera::cuda::rnn::default_backward_slices;
 using tessera::cuda::rnn::default_recurrent_slices;
 using tessera::cuda::rnn::recurrent_slices;
 using tessera::cuda::rnn::no_region;
@@ -73,6 +74,24 @@ TEST(RnnRecurrentSplit, backward_slices_divide_gh_for_one_direction_and_get_thei
   const auto one = backward_data_workspace_of(g, 1), eight = backward_data_workspace_of(g, 8);
   ASSERT_NE(eight.parts, no_region);
   EXPECT_GE(eight.bytes - one.bytes, size_t{8} * 64 * 1024 * 4);
+}
+
+// The default backward split: 16 slices for the anchor LSTM (measured best with 8, on the H200),
+// none for two directions or short G*H, and every default a valid split of G*H.
+TEST(RnnRecurrentSplit, backward_default_splits_the_anchor_into_sixteen) {
+  EXPECT_EQ(default_backward_slices(lstm(64, 1024, 1), h200_sms), 16);
+  EXPECT_EQ(default_backward_slices(lstm(64, 1024, 2), h200_sms), 1);
+  EXPECT_EQ(default_backward_slices(lstm(64, 32, 1), h200_sms), 1);  // G*H = 128 < 2 * 256
+  for (int64_t n : {1, 64, 256, 1024})
+    for (int64_t h : {16, 96, 512, 1000, 1024, 4096}) {
+      const rnn_geometry g = lstm(n, h, 1);
+      const int64_t s = default_backward_slices(g, h200_sms);
+      EXPECT_EQ(backward_slices(g, s), s) << "N=" << n << " H=" << h;
+      if (s > 1) {
+        EXPECT_GE(g.GH / s, 256);
+        EXPECT_LE(((n + 63) / 64) * ((h + 63) / 64) * s, 2 * h200_sms);
+      }
+    }
 }
 
 }  // namespace
