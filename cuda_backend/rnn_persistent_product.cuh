@@ -49,20 +49,45 @@ __device__ __forceinline__ void persistent_tile_k_step(const persistent_plan& p,
 
 // Once per launch: the block's weight columns (zeros past K and past its columns), and the state
 // ring zeroed (rows past the block's batch rows are never written again; a zero row of A keeps NaN
-// out of the padded products). `R` is the layer's R of the block's direction.
+// out of the padded products). `R` is the layer's R of the block's direction. R is read in runs of
+// 8 elements that are consecutive in memory: along a gate row (k) for the forward, copied with
+// cp.async; across 8 unit columns of one row of R for backward data, loaded as one 16-byte vector
+// and stored to 8 rows of the staged columns. A run that is not whole, in range and 16-byte
+// aligned goes element by element. (Element by element throughout, each load waited for before
+// the next, took ~100 us a launch at the anchor's 128 KB a block.)
 template <typename T>
 __device__ __forceinline__ void persistent_stage_weights(const persistent_plan& p, const persistent_block& block,
                                                          const T* R, T* weights, T* state, int tid) {
   const T zero = from_float<T>(0.0f);
-  // Consecutive threads read consecutive elements of R: along a gate row (k) for the forward, along
-  // a row of R across the block's unit columns (c) for backward data.
-  const bool along_k = p.pass == persistent_pass::forward;
-  for (int32_t i = tid; i < p.cols * p.kp; i += persistent_threads) {
-    const int32_t c = along_k ? i / p.kp : i % p.cols, k = along_k ? i % p.kp : i / p.cols;
-    const int64_t offset = persistent_weight_offset(p, block, c, k);
-    weights[c * p.pitch + k] = offset >= 0 ? R[offset] : zero;
+  const bool forward = p.pass == persistent_pass::forward;
+  const int32_t runs_per_line = forward ? p.kp / 8 : p.cols / 8;  // runs along k (forward) or c
+  const int32_t lines = forward ? p.cols : p.kp;
+  for (int32_t i = tid; i < lines * runs_per_line; i += persistent_threads) {
+    const int32_t line = i / runs_per_line, run = (i % runs_per_line) * 8;
+    const int32_t c0 = forward ? line : run, k0 = forward ? run : line;
+    const int64_t first = persistent_weight_offset(p, block, c0, k0);
+    // The run's last element must be R's element 7 further along the run, in range.
+    const int32_t c7 = forward ? c0 : c0 + 7, k7 = forward ? k0 + 7 : k0;
+    const int64_t last = persistent_weight_offset(p, block, c7, k7);
+    const bool whole = first >= 0 && last == first + 7 && reinterpret_cast<uintptr_t>(R + first) % 16 == 0;
+    if (whole && forward) {
+      gemm::cp_async_16(gemm::shared_address(weights + c0 * p.pitch + k0), R + first, 16);
+    } else if (whole) {
+      const uint4 bits = __ldg(reinterpret_cast<const uint4*>(R + first));
+      const T* values = reinterpret_cast<const T*>(&bits);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) weights[(c0 + e) * p.pitch + k0] = values[e];
+    } else {
+      for (int e = 0; e < 8; ++e) {
+        const int32_t c = forward ? c0 : c0 + e, k = forward ? k0 + e : k0;
+        const int64_t offset = persistent_weight_offset(p, block, c, k);
+        weights[c * p.pitch + k] = offset >= 0 ? R[offset] : zero;
+      }
+    }
   }
+  gemm::cp_async_commit();
   for (int32_t i = tid; i < p.slots * p.rows16 * p.chunk_pitch; i += persistent_threads) state[i] = zero;
+  gemm::cp_async_wait<0>();  // the caller's barrier makes the copies visible
 }
 
 // One step's product: a_rows is row 0 of the block's `rows` rows of A (row stride K); products
