@@ -68,11 +68,11 @@ std::string problem_support(const general_problem& problem);
 std::string tensor_core_support(const general_problem& problem);
 
 // Empty when the TF32 kernel (gemm_mma_tf32.cuh) takes the problem: fp32 operands, allow_tf32,
-// and the kernel switched on (TESSERA_CUDA_GEMM_TF32=1 until an H200 run has passed it); else why
-// not.
+// and the kernel not switched off (TESSERA_CUDA_GEMM_TF32=0); else why not.
 std::string tf32_support(const general_problem& problem);
 
-// Whether TESSERA_CUDA_GEMM_TF32=1 switched the TF32 kernel on (read once per process).
+// Whether the TF32 kernel is on (default; TESSERA_CUDA_GEMM_TF32=0 turns it off; read once per
+// process).
 bool tf32_switched_on();
 
 // Enqueues on `stream`; nothing else (no allocation, no synchronization). Throws status_error:

@@ -4,8 +4,9 @@
 // warm-up call (which lets the handle's workspace pool grow outside the capture), new inputs are
 // copied in, the graph is replayed twice, and the results are checked against the naive
 // reference both times. A two-layer LSTM forward (fp16) is captured the same way and its replay
-// must give the bits of a direct call on the same new inputs: with TESSERA_CUDA_RNN_PERSISTENT=1
-// that is the persistent forward, one cooperative kernel node per layer. Skips without a GPU.
+// must give the bits of a direct call on the same new inputs: that is the persistent forward, one
+// cooperative kernel node per layer (the stepwise kernels under TESSERA_CUDA_RNN_PERSISTENT=0).
+// Skips without a GPU.
 //
 // Built twice (tests/CMakeLists.txt): with TESSERA_APP_USES_DRIVER_API the application side
 // (stream, capture, graph) speaks the driver API, so the process holds one CUDA runtime, the

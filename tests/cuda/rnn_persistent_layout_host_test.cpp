@@ -4,7 +4,7 @@
 // ldmatrix rows, and each block's product played lane by lane (staging and warp work as
 // rnn_persistent_product.cuh does them, ldmatrix and mma.sync m16n8k16 as PTX defines their
 // fragments) against a naive product. Needs no GPU; the kernels themselves run in the RNN
-// conformance sweep under TESSERA_CUDA_RNN_PERSISTENT=1 on the device.
+// conformance sweep on the device (which runs every listed kernel, these and the stepwise ones).
 #include "rnn_persistent_layout.hpp"
 
 #include <gtest/gtest.h>

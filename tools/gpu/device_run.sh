@@ -318,8 +318,8 @@ if has variants; then
   fi
   if want gemm_tf32; then
     # The GEMM engine's TF32 kernel (gemm_mma_tf32.cuh; matmul_tf32_mma_sync, and the RNN and
-    # up-convolution GEMMs under TF32), registered only under TESSERA_CUDA_GEMM_TF32=1 and not yet
-    # run on a GPU: the matmul sweep (f32 again under TF32) and its TF32 numerics test, then fp32
+    # up-convolution GEMMs under TF32; the default since 2026-12-05, 0 unlists it): the matmul
+    # sweep (f32 again under TF32) and its TF32 numerics test, then fp32
     # GEMMs and the anchor LSTM in fp32 under TF32, exact (0) against TF32 (1), beside cuDNN (timed
     # only: --mode=C holds fp32 tolerances; the tests above check the TF32 numerics).
     test_variant TESSERA_CUDA_GEMM_TF32 1 gemm_tf32 '*Matmul*/cuda'
@@ -414,8 +414,8 @@ if has variants; then
   fi
   if want rnn_persistent; then
     # The persistent RNN kernels (rnn_persistent.cu, rnn_persistent_backward.cu: each layer's
-    # recurrent steps in one cooperative launch, forward and backward data; registered only under
-    # TESSERA_CUDA_RNN_PERSISTENT=1, not yet run on a GPU): the RNN conformance under it, then the
+    # recurrent steps in one cooperative launch, forward and backward data; the default since
+    # 2026-12-05, TESSERA_CUDA_RNN_PERSISTENT=0 unlists them): the RNN conformance under 1, then the
     # large LSTM and GRU (inference, training forward and training backward, fp16; the LSTM
     # inference in bf16 and bidirectional) beside cuDNN, stepwise (0) against persistent (1); the
     # row counts the lines a persistent kernel ran.
