@@ -81,15 +81,16 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
   }
 }
 
+struct forward_kernels {
+  template <typename T, int Cell>
+  static const void* kernel() {
+    return reinterpret_cast<const void*>(&rnn_persistent_forward<T, Cell>);
+  }
+};
+
 template <typename T>
 const void* persistent_kernel(int32_t cell) {
-  switch (cell) {
-    case TSRP_RNN_RELU: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_RELU>);
-    case TSRP_RNN_TANH: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_TANH>);
-    case TSRP_RNN_LSTM: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_LSTM>);
-    case TSRP_RNN_GRU: return reinterpret_cast<const void*>(&rnn_persistent_forward<T, TSRP_RNN_GRU>);
-    default: throw status_error(TSRP_STATUS_INTERNAL_ERROR, "unknown RNN cell mode " + std::to_string(cell));
-  }
+  return kernel_for_cell<forward_kernels, T>(cell);
 }
 
 }  // namespace

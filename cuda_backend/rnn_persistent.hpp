@@ -6,12 +6,27 @@
 #pragma once
 
 #include "cuda_context.hpp"
+#include "cuda_errors.hpp"
 #include "rnn_cell_kernels.cuh"
 #include "rnn_persistent_layout.hpp"
 
 #include <cstdint>
+#include <string>
 
 namespace tessera::cuda::rnn {
+
+// The instantiation for `cell` of a kernel templated on the storage type and the cell mode:
+// Family::template kernel<T, Cell>() returns its address.
+template <typename Family, typename T>
+const void* kernel_for_cell(int32_t cell) {
+  switch (cell) {
+    case TSRP_RNN_RELU: return Family::template kernel<T, TSRP_RNN_RELU>();
+    case TSRP_RNN_TANH: return Family::template kernel<T, TSRP_RNN_TANH>();
+    case TSRP_RNN_LSTM: return Family::template kernel<T, TSRP_RNN_LSTM>();
+    case TSRP_RNN_GRU: return Family::template kernel<T, TSRP_RNN_GRU>();
+    default: throw status_error(TSRP_STATUS_INTERNAL_ERROR, "unknown RNN cell mode " + std::to_string(cell));
+  }
+}
 
 // Whether the current device can hold the plan's grid of `kernel` resident at once (cooperative
 // launch, the plan's shared memory within the device's opt-in size, enough SMs); raises the

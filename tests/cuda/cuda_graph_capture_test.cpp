@@ -33,6 +33,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,19 +138,31 @@ struct handle_owner {
   }
 };
 
-TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
-  // Unbuffered, so that the log shows how far a crashing run got.
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  int devices = 0;
-  ASSERT_OK(tsrGetDeviceCount(TSR_DEVICE_CUDA, &devices));
-  if (devices == 0) GTEST_SKIP() << "no CUDA device";
-  // Destroyed in reverse: buffers, then the handle, then the stream it used.
-  stream_owner stream;
-  handle_owner owner;
-  ASSERT_OK(tsrCreate(TSR_DEVICE_CUDA, 0, &owner.h));
-  tsrHandle_t h = owner.h;
-  ASSERT_NE(stream.s, nullptr);
-  ASSERT_OK(tsrSetStream(h, stream.s));
+// A handle on device 0 using the application's stream; skips without a GPU.
+class CudaGraphCapture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Unbuffered, so that the log shows how far a crashing run got.
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
+    int devices = 0;
+    ASSERT_OK(tsrGetDeviceCount(TSR_DEVICE_CUDA, &devices));
+    if (devices == 0) GTEST_SKIP() << "no CUDA device";
+    stream_.emplace();
+    ASSERT_OK(tsrCreate(TSR_DEVICE_CUDA, 0, &owner_.h));
+    ASSERT_NE(stream_->s, nullptr);
+    ASSERT_OK(tsrSetStream(owner_.h, stream_->s));
+  }
+  app_stream stream() const { return stream_->s; }
+  tsrHandle_t handle() const { return owner_.h; }
+
+ private:
+  // Destroyed in reverse, after the test body's buffers: the handle, then the stream it used.
+  std::optional<stream_owner> stream_;
+  handle_owner owner_;
+};
+
+TEST_F(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
+  tsrHandle_t h = handle();
 
   // conv: 2x8x12x12 (*) 16x8x3x3, pad 1 -> 2x16x12x12; then y2 = relu(y1); z = 3 * y2 + z.
   tsrpConvolutionProblem p{};
@@ -191,13 +204,13 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   bw.upload(w);
   bz.upload(z0);
   enqueue_chain();
-  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream()));
   std::printf("warm-up chain ran\n");
 
   app_graph graph = nullptr;
-  ASSERT_CUDA(APP_BEGIN_CAPTURE(stream.s));
+  ASSERT_CUDA(APP_BEGIN_CAPTURE(stream()));
   enqueue_chain();
-  ASSERT_CUDA(APP_END_CAPTURE(stream.s, &graph));
+  ASSERT_CUDA(APP_END_CAPTURE(stream(), &graph));
   size_t nodes = 0;
   ASSERT_CUDA(APP_GRAPH_NODE_COUNT(graph, &nodes));
   EXPECT_GE(nodes, 3u) << "every call should have added at least one kernel node";
@@ -212,9 +225,9 @@ TEST(CudaGraphCapture, captured_chain_replays_with_new_inputs) {
   bx.upload(x);
   bw.upload(w);
   bz.upload(z0);
-  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream.s));
-  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream.s));
-  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream()));
+  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream()));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream()));
   std::printf("replayed twice\n");
 
   ref::host_tensor conv(p.y);
@@ -240,17 +253,8 @@ struct rnn_desc_owner {
   ~rnn_desc_owner() { tsrDestroyRnnDescriptor(d); }
 };
 
-TEST(CudaGraphCapture, captured_lstm_forward_replays_bit_for_bit) {
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  int devices = 0;
-  ASSERT_OK(tsrGetDeviceCount(TSR_DEVICE_CUDA, &devices));
-  if (devices == 0) GTEST_SKIP() << "no CUDA device";
-  stream_owner stream;
-  handle_owner owner;
-  ASSERT_OK(tsrCreate(TSR_DEVICE_CUDA, 0, &owner.h));
-  tsrHandle_t h = owner.h;
-  ASSERT_NE(stream.s, nullptr);
-  ASSERT_OK(tsrSetStream(h, stream.s));
+TEST_F(CudaGraphCapture, captured_lstm_forward_replays_bit_for_bit) {
+  tsrHandle_t h = handle();
 
   // 2 layers, input 24, hidden 64, 6 steps, batch 20, fp16 seq-major, hx and cx given.
   ref::rnn_config cfg;
@@ -293,15 +297,15 @@ TEST(CudaGraphCapture, captured_lstm_forward_replays_bit_for_bit) {
                             w_bytes, bws.p, ws_bytes, yd, by.p, nullptr, nullptr, nullptr, 0));
   };
   forward();  // warm-up: kernel selection outside the capture
-  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream()));
   char kernel[256] = {0};
   ASSERT_OK(tsrGetLastKernelName(h, kernel, sizeof(kernel)));
   std::printf("LSTM forward ran %s\n", kernel);
 
   app_graph graph = nullptr;
-  ASSERT_CUDA(APP_BEGIN_CAPTURE(stream.s));
+  ASSERT_CUDA(APP_BEGIN_CAPTURE(stream()));
   forward();
-  ASSERT_CUDA(APP_END_CAPTURE(stream.s, &graph));
+  ASSERT_CUDA(APP_END_CAPTURE(stream(), &graph));
   app_graph_exec exec = nullptr;
   ASSERT_CUDA(APP_GRAPH_INSTANTIATE(&exec, graph));
 
@@ -313,13 +317,13 @@ TEST(CudaGraphCapture, captured_lstm_forward_replays_bit_for_bit) {
   ref::host_tensor replayed(yt), direct(yt);
   ref::fill_poison(replayed);
   by.upload(replayed);
-  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream.s));
-  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  ASSERT_CUDA(APP_GRAPH_LAUNCH(exec, stream()));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream()));
   by.download(replayed);
   ref::fill_poison(direct);
   by.upload(direct);
   forward();
-  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream.s));
+  ASSERT_CUDA(APP_STREAM_SYNCHRONIZE(stream()));
   by.download(direct);
   const ref::compare_result r = ref::compare(replayed, direct, ref::tolerance{0.0, 0.0});
   EXPECT_TRUE(r.ok()) << r.message;
