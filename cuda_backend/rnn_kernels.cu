@@ -222,9 +222,21 @@ int persistent_switch() {
 
 bool persistent_switched_on() { return persistent_switch() != 0; }
 
+// Warps a block of the persistent kernels: 8 (measured; the default) or 16 under
+// TESSERA_CUDA_RNN_PERSISTENT_WARPS=16 (an experiment, rnn_persistent_layout.hpp). Read once, so
+// that the workspace query and the run plan alike.
+int persistent_block_warps() {
+  static const int warps =
+      launch_override("TESSERA_CUDA_RNN_PERSISTENT_WARPS", persistent_warps, persistent_warps, persistent_max_warps) ==
+              persistent_max_warps
+          ? persistent_max_warps
+          : persistent_warps;
+  return warps;
+}
+
 persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass = persistent_pass::forward) {
   return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H),
-                            static_cast<int32_t>(g.N), g.es);
+                            static_cast<int32_t>(g.N), g.es, persistent_block_warps());
 }
 
 std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {

@@ -37,8 +37,8 @@ struct persistent_args {
   int32_t has_hx;
 };
 
-template <typename T, int Cell>
-__global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(persistent_args<T> a) {
+template <typename T, int Cell, int Threads>
+__global__ void __launch_bounds__(Threads, 1) rnn_persistent_forward(persistent_args<T> a) {
   constexpr int G = gates_of<Cell>();
   extern __shared__ __align__(16) unsigned char shared[];
   const persistent_plan& p = a.plan;
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
   const int32_t units = min(p.units, H - block.j0);
 
   // R's gate rows of the block's units, once for the sequence.
-  persistent_stage_weights(p, block, a.recurrent_weights + block.d * a.weights_dir, weights, state, tid);
+  persistent_stage_weights<Threads>(p, block, a.recurrent_weights + block.d * a.weights_dir, weights, state, tid);
   __syncthreads();
 
   cg::grid_group grid = cg::this_grid();
@@ -62,13 +62,13 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
     const int64_t t = block.d == 0 ? s : st.steps - 1 - s;
     const bool recurrent = s > 0 || a.has_hx != 0;
     if (recurrent)
-      persistent_block_product(p, weights, state, products, own_rows + ((t + block.d) & st.slot_mask) * st.hs_slot, rows,
+      persistent_block_product<Threads>(p, weights, state, products, own_rows + ((t + block.d) & st.slot_mask) * st.hs_slot, rows,
                                tid);
     __syncthreads();
 
     // The cell: the same thread owns the same unit at every step.
     const bool final_step = s + 1 == st.steps;
-    for (int32_t i = tid; i < rows * p.units; i += persistent_threads) {
+    for (int32_t i = tid; i < rows * p.units; i += Threads) {
       const int32_t r = i / p.units, u = i % p.units;
       if (u >= units) continue;
       float rh[G];
@@ -82,22 +82,22 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_forward(
 }
 
 struct forward_kernels {
-  template <typename T, int Cell>
+  template <typename T, int Cell, int Threads>
   static const void* kernel() {
-    return reinterpret_cast<const void*>(&rnn_persistent_forward<T, Cell>);
+    return reinterpret_cast<const void*>(&rnn_persistent_forward<T, Cell, Threads>);
   }
 };
 
 template <typename T>
-const void* persistent_kernel(int32_t cell) {
-  return kernel_for_cell<forward_kernels, T>(cell);
+const void* persistent_kernel(int32_t cell, int32_t threads) {
+  return kernel_for_cell<forward_kernels, T>(cell, threads);
 }
 
 }  // namespace
 
 template <typename T>
 bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell) {
-  return persistent_grid_fits(ctx, plan, persistent_kernel<T>(cell));
+  return persistent_grid_fits(ctx, plan, persistent_kernel<T>(cell, persistent_block_threads(plan)));
 }
 
 template <typename T>
@@ -106,7 +106,7 @@ bool launch_persistent_forward(const cuda_context& ctx, const persistent_plan& p
                                bool has_hx) {
   persistent_args<T> args{plan, step, recurrent_weights, weights_dir, has_hx ? 1 : 0};
   void* params[] = {&args};
-  return launch_cooperative(ctx, plan, persistent_kernel<T>(cell), params, "launching the persistent RNN forward");
+  return launch_cooperative(ctx, plan, persistent_kernel<T>(cell, persistent_block_threads(plan)), params, "launching the persistent RNN forward");
 }
 
 template bool persistent_forward_fits_device<__half>(const cuda_context&, const persistent_plan&, int32_t);

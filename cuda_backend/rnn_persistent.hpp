@@ -15,15 +15,21 @@
 
 namespace tessera::cuda::rnn {
 
-// The instantiation for `cell` of a kernel templated on the storage type and the cell mode:
-// Family::template kernel<T, Cell>() returns its address.
+// The instantiation for `cell` and a block of `threads` of a kernel templated on the storage type,
+// the cell mode and the block size: Family::template kernel<T, Cell, Threads>() returns its address.
+template <typename Family, typename T, int Cell>
+const void* kernel_for_threads(int32_t threads) {
+  return threads == 32 * persistent_max_warps ? Family::template kernel<T, Cell, 32 * persistent_max_warps>()
+                                              : Family::template kernel<T, Cell, persistent_threads>();
+}
+
 template <typename Family, typename T>
-const void* kernel_for_cell(int32_t cell) {
+const void* kernel_for_cell(int32_t cell, int32_t threads) {
   switch (cell) {
-    case TSRP_RNN_RELU: return Family::template kernel<T, TSRP_RNN_RELU>();
-    case TSRP_RNN_TANH: return Family::template kernel<T, TSRP_RNN_TANH>();
-    case TSRP_RNN_LSTM: return Family::template kernel<T, TSRP_RNN_LSTM>();
-    case TSRP_RNN_GRU: return Family::template kernel<T, TSRP_RNN_GRU>();
+    case TSRP_RNN_RELU: return kernel_for_threads<Family, T, TSRP_RNN_RELU>(threads);
+    case TSRP_RNN_TANH: return kernel_for_threads<Family, T, TSRP_RNN_TANH>(threads);
+    case TSRP_RNN_LSTM: return kernel_for_threads<Family, T, TSRP_RNN_LSTM>(threads);
+    case TSRP_RNN_GRU: return kernel_for_threads<Family, T, TSRP_RNN_GRU>(threads);
     default: throw status_error(TSRP_STATUS_INTERNAL_ERROR, "unknown RNN cell mode " + std::to_string(cell));
   }
 }

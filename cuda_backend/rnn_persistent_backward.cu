@@ -43,8 +43,8 @@ struct persistent_backward_args {
   int32_t want_dhx;
 };
 
-template <typename T, int Cell>
-__global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_backward(persistent_backward_args<T> a) {
+template <typename T, int Cell, int Threads>
+__global__ void __launch_bounds__(Threads, 1) rnn_persistent_backward(persistent_backward_args<T> a) {
   extern __shared__ __align__(16) unsigned char shared[];
   const persistent_plan& p = a.plan;
   T* weights = reinterpret_cast<T*>(shared + p.weights_offset);
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_backward
   const int32_t units = min(p.units, H - block.j0);
 
   // R's columns of the block's units, once for the sequence.
-  persistent_stage_weights(p, block, a.recurrent_weights + block.d * a.weights_dir, weights, state, tid);
+  persistent_stage_weights<Threads>(p, block, a.recurrent_weights + block.d * a.weights_dir, weights, state, tid);
   __syncthreads();
 
   cg::grid_group grid = cg::this_grid();
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_backward
   for (int64_t s = st.steps - 1; s >= 0; --s) {
     const int64_t t = block.d == 0 ? s : st.steps - 1 - s;
     // The cell: the same thread owns the same unit at every step.
-    for (int32_t i = tid; i < rows * p.units; i += persistent_threads) {
+    for (int32_t i = tid; i < rows * p.units; i += Threads) {
       const int32_t r = i / p.units, u = i % p.units;
       if (u >= units) continue;
       const int64_t unit = (int64_t{block.d} * N + block.n0 + r) * H + block.j0 + u;
@@ -78,14 +78,14 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_backward
     if (s > 0 || a.want_dhx != 0) {
       grid.sync();  // every block's gate gradients of this step are written
       const T* gradients = st.dhr + block.d * st.grad_dir + (t * N + block.n0) * int64_t{p.K};
-      persistent_block_product(p, weights, state, products, gradients, rows, tid);
+      persistent_block_product<Threads>(p, weights, state, products, gradients, rows, tid);
       __syncthreads();
       have_product = true;
     }
   }
   // dL/dh_{-1} for dhx: the cell's own part and the last product, as the stepwise kernels leave it.
   if (have_product) {
-    for (int32_t i = tid; i < rows * p.units; i += persistent_threads) {
+    for (int32_t i = tid; i < rows * p.units; i += Threads) {
       const int32_t r = i / p.units, u = i % p.units;
       if (u >= units) continue;
       const int64_t unit = (int64_t{block.d} * N + block.n0 + r) * H + block.j0 + u;
@@ -95,22 +95,22 @@ __global__ void __launch_bounds__(persistent_threads, 1) rnn_persistent_backward
 }
 
 struct backward_kernels {
-  template <typename T, int Cell>
+  template <typename T, int Cell, int Threads>
   static const void* kernel() {
-    return reinterpret_cast<const void*>(&rnn_persistent_backward<T, Cell>);
+    return reinterpret_cast<const void*>(&rnn_persistent_backward<T, Cell, Threads>);
   }
 };
 
 template <typename T>
-const void* persistent_backward_kernel(int32_t cell) {
-  return kernel_for_cell<backward_kernels, T>(cell);
+const void* persistent_backward_kernel(int32_t cell, int32_t threads) {
+  return kernel_for_cell<backward_kernels, T>(cell, threads);
 }
 
 }  // namespace
 
 template <typename T>
 bool persistent_backward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell) {
-  return persistent_grid_fits(ctx, plan, persistent_backward_kernel<T>(cell));
+  return persistent_grid_fits(ctx, plan, persistent_backward_kernel<T>(cell, persistent_block_threads(plan)));
 }
 
 template <typename T>
@@ -119,7 +119,7 @@ bool launch_persistent_backward(const cuda_context& ctx, const persistent_plan& 
                                 bool want_dhx) {
   persistent_backward_args<T> args{plan, step, recurrent_weights, weights_dir, want_dhx ? 1 : 0};
   void* params[] = {&args};
-  return launch_cooperative(ctx, plan, persistent_backward_kernel<T>(cell), params,
+  return launch_cooperative(ctx, plan, persistent_backward_kernel<T>(cell, persistent_block_threads(plan)), params,
                             "launching the persistent RNN backward data");
 }
 

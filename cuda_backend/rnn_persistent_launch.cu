@@ -24,7 +24,7 @@ bool persistent_grid_fits(const cuda_context& ctx, const persistent_plan& plan, 
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
              "cudaFuncSetAttribute(max dynamic shared memory) of a persistent RNN kernel");
   int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, persistent_threads, plan.shared_bytes),
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, persistent_block_threads(plan), plan.shared_bytes),
              "cudaOccupancyMaxActiveBlocksPerMultiprocessor of a persistent RNN kernel");
   return int64_t{per_sm} * ctx.sm_count() >= plan.blocks;
 }
@@ -33,7 +33,7 @@ bool launch_cooperative(const cuda_context& ctx, const persistent_plan& plan, co
                         const char* what) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned int>(plan.blocks));
-  config.blockDim = dim3(persistent_threads);
+  config.blockDim = dim3(static_cast<unsigned int>(persistent_block_threads(plan)));
   config.dynamicSmemBytes = plan.shared_bytes;
   config.stream = ctx.stream();
   // Cooperative: every block resident at once (checked by persistent_grid_fits), which the grid

@@ -58,8 +58,13 @@
 
 namespace tessera::cuda::rnn {
 
+// Threads a block: 256 (8 warps, the form measured on 2026-12-05), or 512 (16 warps) as an
+// experiment (TESSERA_CUDA_RNN_PERSISTENT_WARPS=16; ncu found the 8-warp forward latency-bound: 2
+// warps a scheduler, 6.3 cycles between a warp's instructions). The kernels are instantiated per
+// block size, so the 8-warp ones compile as they did when they were measured.
 constexpr int persistent_threads = 256;
 constexpr int persistent_warps = persistent_threads / 32;
+constexpr int persistent_max_warps = 16;
 constexpr int persistent_tiles_per_warp = 2;  // accumulators a thread holds: 2 tiles x 2 x 2 x 4 floats
 constexpr int persistent_max_ring = 4;        // slots of the state ring (cp.async.wait_group immediates)
 
@@ -68,6 +73,9 @@ enum class persistent_pass { forward, backward_data };
 
 struct persistent_plan {
   bool fits = false;
+  // Warps a block (persistent_warps or persistent_max_warps), in the padding after `fits` so that
+  // the 8-warp kernels see the plan (a kernel parameter) laid out as when they were measured.
+  uint8_t warps = 0;
   const char* why_not = nullptr;  // when !fits
   persistent_pass pass = persistent_pass::forward;
   int32_t D = 0, G = 0, H = 0, N = 0;
@@ -89,7 +97,7 @@ struct persistent_plan {
   int32_t cols = 0;           // cols_per_unit * U rounded up to 16
   int32_t products_pitch = 0; // cols + 4 (fp32)
   int32_t tiles = 0;          // (rows16 / 16) * (cols / 16)
-  int32_t kgroups = 0;        // warps sharing a tile along K: 1, or warps / tiles (backward data)
+  int32_t kgroups = 0;        // warps sharing a tile along K: 1, or up to warps / tiles
   size_t weights_offset = 0, state_offset = 0, products_offset = 0;  // bytes into shared memory
   size_t shared_bytes = 0;
   double step_cycles = 0.0;   // the cost model's estimate of one step (plan choice and estimate_us)
@@ -99,12 +107,16 @@ TESSERA_RNN_HD inline int32_t round_up_to(int32_t value, int32_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+// Threads a block of the plan.
+TESSERA_RNN_HD inline int32_t persistent_block_threads(const persistent_plan& p) { return 32 * int32_t{p.warps}; }
+
 // The plan for one (U, Nb, chunk, ring) choice; fits is false when it breaks a limit.
 inline persistent_plan persistent_plan_with(persistent_pass pass, int32_t D, int32_t G, int32_t H, int32_t N,
                                             int32_t units, int32_t batch_rows, int32_t chunk_k, int32_t ring,
-                                            size_t element_bytes, int sms, size_t shared_limit) {
+                                            size_t element_bytes, int warps, int sms, size_t shared_limit) {
   persistent_plan p;
   p.pass = pass;
+  p.warps = static_cast<uint8_t>(warps);
   p.D = D;
   p.G = G;
   p.H = H;
@@ -127,11 +139,11 @@ inline persistent_plan persistent_plan_with(persistent_pass pass, int32_t D, int
   p.cols = round_up_to(p.cols_per_unit * units, 16);
   p.products_pitch = p.cols + 4;
   p.tiles = (p.rows16 / 16) * (p.cols / 16);
-  // Backward data's few tiles share their K among the warps; the forward keeps one warp per tile
-  // (its tiles fill the warps wherever the cost model has a choice).
+  // Backward data's few tiles share their K among the warps; the forward keeps one warp per tile in
+  // the 8-warp form (as measured) and shares K too in the 16-warp one.
   p.kgroups = 1;
-  if (!forward)
-    while (p.tiles * p.kgroups * 2 <= persistent_warps) p.kgroups *= 2;
+  if (!forward || warps > persistent_warps)
+    while (p.tiles * p.kgroups * 2 <= warps) p.kgroups *= 2;
   const int64_t blocks = int64_t{D} * p.unit_groups * p.batch_groups;
   p.blocks = static_cast<int32_t>(blocks < (int64_t{1} << 30) ? blocks : (int64_t{1} << 30));
   size_t used = 0;
@@ -153,7 +165,9 @@ inline persistent_plan persistent_plan_with(persistent_pass pass, int32_t D, int
     p.why_not = "chunks of the product's left operand must be whole k-steps and the ring 2 to 4 slots";
   } else if (blocks > sms) {
     p.why_not = "more blocks than SMs: every block must be resident for the grid-wide barrier";
-  } else if (p.tiles > persistent_warps * persistent_tiles_per_warp) {
+  } else if (warps != persistent_warps && warps != persistent_max_warps) {
+    p.why_not = "a block of 8 or 16 warps";
+  } else if (p.tiles > warps * persistent_tiles_per_warp) {
     p.why_not = "more 16x16 product tiles than the block's warps hold accumulators for";
   } else if (p.shared_bytes > shared_limit) {
     p.why_not = "the block's slice of R and its left operand do not fit in shared memory";
@@ -167,12 +181,13 @@ inline persistent_plan persistent_plan_with(persistent_pass pass, int32_t D, int
 // (every chunk requested before the first products), then in 4, 8, 16, ... chunks on 4, 3 or 2
 // slots (the fewer and longer the chunks, the fewer barriers a step pays).
 inline persistent_plan persistent_plan_with_ring(persistent_pass pass, int32_t D, int32_t G, int32_t H, int32_t N,
-                                                 int32_t units, int32_t batch_rows, size_t element_bytes, int sms,
-                                                 size_t shared_limit) {
+                                                 int32_t units, int32_t batch_rows, size_t element_bytes, int warps,
+                                                 int sms, size_t shared_limit) {
   const int32_t kp = round_up_to(pass == persistent_pass::forward ? H : G * H, 16);
   auto chunk_of = [kp](int32_t pieces) { return round_up_to((kp + pieces - 1) / pieces, 16); };
   auto with = [&](int32_t chunk_k, int32_t ring) {
-    return persistent_plan_with(pass, D, G, H, N, units, batch_rows, chunk_k, ring, element_bytes, sms, shared_limit);
+    return persistent_plan_with(pass, D, G, H, N, units, batch_rows, chunk_k, ring, element_bytes, warps, sms,
+                                shared_limit);
   };
   persistent_plan p = with(chunk_of(persistent_max_ring - 1), persistent_max_ring);
   if (p.fits) return p;
@@ -192,7 +207,8 @@ inline persistent_plan persistent_plan_with_ring(persistent_pass pass, int32_t D
 // (132, 227 KiB) whatever the device, so the workspace never depends on the device; the run checks
 // that the device can hold the grid and falls back to the stepwise kernels where it cannot.
 inline persistent_plan persistent_plan_of(persistent_pass pass, int32_t D, int32_t G, int32_t H, int32_t N,
-                                          size_t element_bytes, int sms = 132, size_t shared_limit = 227 * 1024) {
+                                          size_t element_bytes, int warps = persistent_warps, int sms = 132,
+                                          size_t shared_limit = 227 * 1024) {
   persistent_plan best;
   best.why_not = "no candidate";
   // No block takes more than 64 units or 256 rows (16 tiles of 16 rows at the least 16 columns),
@@ -207,7 +223,7 @@ inline persistent_plan persistent_plan_of(persistent_pass pass, int32_t D, int32
     for (int32_t rows = 16; rows <= 256; rows *= 2) {
       const int32_t batch_rows = rows < N ? rows : N;
       const persistent_plan p =
-          persistent_plan_with_ring(pass, D, G, H, N, units, batch_rows, element_bytes, sms, shared_limit);
+          persistent_plan_with_ring(pass, D, G, H, N, units, batch_rows, element_bytes, warps, sms, shared_limit);
       if (p.fits && (!best.fits || p.step_cycles < best.step_cycles ||
                      (p.step_cycles == best.step_cycles && p.blocks < best.blocks)))
         best = p;
@@ -253,8 +269,9 @@ TESSERA_RNN_HD inline int64_t persistent_weight_offset(const persistent_plan& p,
   return (int64_t{g} * p.H + b.j0 + u) * p.H + k;
 }
 
-// The lt-th tile of `warp`: false when the warp has none, else the tile's first row (batch row
-// within the block) and first column, and the warp's group along K.
+// The lt-th tile of `warp` in a block of Warps warps (p.warps): false when the warp has none, else
+// the tile's first row (batch row within the block) and first column, and the warp's group along K.
+template <int Warps>
 TESSERA_RNN_HD inline bool persistent_warp_tile(const persistent_plan& p, int warp, int lt, int32_t& row0, int32_t& col0,
                                                 int32_t& kgroup) {
   int32_t tile;
@@ -263,7 +280,7 @@ TESSERA_RNN_HD inline bool persistent_warp_tile(const persistent_plan& p, int wa
     tile = warp % p.tiles;
     kgroup = warp / p.tiles;
   } else {
-    tile = warp + lt * persistent_warps;
+    tile = warp + lt * Warps;
     kgroup = 0;
   }
   if (tile >= p.tiles) return false;

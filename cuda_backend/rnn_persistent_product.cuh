@@ -47,6 +47,9 @@ __device__ __forceinline__ void persistent_tile_k_step(const persistent_plan& p,
   gemm::mma_16816<T>(right, a, b[2], b[3]);
 }
 
+// Threads: the block's size (persistent_block_threads(p)), a template parameter so that each block size compiles to
+// its own loops.
+//
 // Once per launch: the block's weight columns (zeros past K and past its columns), and the state
 // ring zeroed (rows past the block's batch rows are never written again; a zero row of A keeps NaN
 // out of the padded products). `R` is the layer's R of the block's direction. R is read in runs of
@@ -55,14 +58,14 @@ __device__ __forceinline__ void persistent_tile_k_step(const persistent_plan& p,
 // and stored to 8 rows of the staged columns. A run that is not whole, in range and 16-byte
 // aligned goes element by element. (Element by element throughout, each load waited for before
 // the next, took ~100 us a launch at the anchor's 128 KB a block.)
-template <typename T>
+template <int Threads, typename T>
 __device__ __forceinline__ void persistent_stage_weights(const persistent_plan& p, const persistent_block& block,
                                                          const T* R, T* weights, T* state, int tid) {
   const T zero = from_float<T>(0.0f);
   const bool forward = p.pass == persistent_pass::forward;
   const int32_t runs_per_line = forward ? p.kp / 8 : p.cols / 8;  // runs along k (forward) or c
   const int32_t lines = forward ? p.cols : p.kp;
-  for (int32_t i = tid; i < lines * runs_per_line; i += persistent_threads) {
+  for (int32_t i = tid; i < lines * runs_per_line; i += Threads) {
     const int32_t line = i / runs_per_line, run = (i % runs_per_line) * 8;
     const int32_t c0 = forward ? line : run, k0 = forward ? run : line;
     const int64_t first = persistent_weight_offset(p, block, c0, k0);
@@ -86,14 +89,14 @@ __device__ __forceinline__ void persistent_stage_weights(const persistent_plan& 
     }
   }
   gemm::cp_async_commit();
-  for (int32_t i = tid; i < p.slots * p.rows16 * p.chunk_pitch; i += persistent_threads) state[i] = zero;
+  for (int32_t i = tid; i < p.slots * p.rows16 * p.chunk_pitch; i += Threads) state[i] = zero;
   gemm::cp_async_wait<0>();  // the caller's barrier makes the copies visible
 }
 
 // One step's product: a_rows is row 0 of the block's `rows` rows of A (row stride K); products
 // get [kgroup][row][column]. Ends with every thread's copies complete; the caller's barrier
 // makes the products visible.
-template <typename T>
+template <int Threads, typename T>
 __device__ __forceinline__ void persistent_block_product(const persistent_plan& p, const T* weights, T* state,
                                                          float* products, const T* a_rows, int32_t rows, int tid) {
   const int lane = tid % 32, warp = tid / 32;
@@ -109,7 +112,7 @@ __device__ __forceinline__ void persistent_block_product(const persistent_plan& 
     const int32_t slot = persistent_chunk_slot(p, c);
     if (vector_a) {
       const int32_t pieces = (k_end - k_begin) / 8;
-      for (int32_t i = tid; i < rows * pieces; i += persistent_threads) {
+      for (int32_t i = tid; i < rows * pieces; i += Threads) {
         const int32_t r = i / pieces, k = k_begin + (i % pieces) * 8;
         T* piece = state + persistent_state_index(p, slot, r, k - k_begin);
         if (k < K) {
@@ -120,7 +123,7 @@ __device__ __forceinline__ void persistent_block_product(const persistent_plan& 
       }
     } else {
       const int32_t width = k_end - k_begin;
-      for (int32_t i = tid; i < rows * width; i += persistent_threads) {
+      for (int32_t i = tid; i < rows * width; i += Threads) {
         const int32_t r = i / width, k = k_begin + i % width;
         state[persistent_state_index(p, slot, r, k - k_begin)] = k < K ? __ldcg(a_rows + int64_t{r} * K + k) : zero;
       }
@@ -145,7 +148,7 @@ __device__ __forceinline__ void persistent_block_product(const persistent_plan& 
 #pragma unroll
     for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
       int32_t row0, col0, kgroup;
-      if (!persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) break;
+      if (!persistent_warp_tile<Threads / 32>(p, warp, lt, row0, col0, kgroup)) break;
       const int32_t step_end = k_end / 16, stride = p.kgroups;
       for (int32_t ks = persistent_first_step(p, k_begin / 16, kgroup); ks < step_end; ks += 2 * stride) {
         persistent_tile_k_step(p, state, weights, slot, row0, col0, ks * 16 - k_begin, ks * 16, lane, acc[lt][0][0],
@@ -160,7 +163,7 @@ __device__ __forceinline__ void persistent_block_product(const persistent_plan& 
 #pragma unroll
   for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
     int32_t row0, col0, kgroup;
-    if (!persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) break;
+    if (!persistent_warp_tile<Threads / 32>(p, warp, lt, row0, col0, kgroup)) break;
 #pragma unroll
     for (int half = 0; half < 2; ++half)
 #pragma unroll

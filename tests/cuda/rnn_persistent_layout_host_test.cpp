@@ -27,6 +27,15 @@ constexpr persistent_pass both_passes[] = {forward, backward};
 
 const char* name_of(persistent_pass pass) { return pass == forward ? "forward" : "backward data"; }
 
+// The measured 8-warp form and the 16-warp experiment (TESSERA_CUDA_RNN_PERSISTENT_WARPS=16).
+constexpr int block_warps[] = {persistent_warps, persistent_max_warps};
+
+// persistent_warp_tile for the plan's block size, as the kernel of that size instantiates it.
+bool warp_tile(const persistent_plan& p, int warp, int lt, int32_t& row0, int32_t& col0, int32_t& kgroup) {
+  return p.warps == persistent_max_warps ? persistent_warp_tile<persistent_max_warps>(p, warp, lt, row0, col0, kgroup)
+                                         : persistent_warp_tile<persistent_warps>(p, warp, lt, row0, col0, kgroup);
+}
+
 TEST(RnnPersistentPlan, the_anchor_lstm_runs_on_128_blocks_of_16_units_and_32_rows) {
   // 2 layers, H 1024, N 64, fp16, one direction: 64 unit groups x 2 batch groups.
   const persistent_plan p = persistent_plan_of(forward, 1, 4, 1024, 64, half_bytes);
@@ -49,8 +58,17 @@ TEST(RnnPersistentPlan, the_anchor_lstms_backward_data_shares_each_tile_among_fo
   EXPECT_EQ(p.units, 16);
   EXPECT_EQ(p.cols, 16);
   EXPECT_EQ(p.blocks, 128);
-  EXPECT_EQ(p.tiles * p.kgroups, persistent_warps);
+  EXPECT_EQ(p.tiles * p.kgroups, int32_t{p.warps});
   EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
+}
+
+TEST(RnnPersistentPlan, the_sixteen_warp_anchor_lstm_shares_each_tile_between_two_warps) {
+  const persistent_plan p = persistent_plan_of(forward, 1, 4, 1024, 64, half_bytes, persistent_max_warps);
+  ASSERT_TRUE(p.fits) << p.why_not;
+  EXPECT_EQ(persistent_block_threads(p), 512);
+  EXPECT_EQ(p.tiles, 8);
+  EXPECT_EQ(p.kgroups, 2);
+  EXPECT_EQ(p.blocks, 128);
 }
 
 TEST(RnnPersistentPlan, two_directions_of_1024_units_take_h_through_a_smaller_ring) {
@@ -90,15 +108,17 @@ const shape k_shapes[] = {{1, 4, 1024, 64}, {2, 4, 1024, 64}, {1, 4, 1024, 128},
                           {1, 1, 2048, 8},  {2, 4, 96, 33}, {1, 3, 1000, 17}};
 
 TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
+  for (int warps : block_warps)
   for (persistent_pass pass : both_passes)
   for (const shape& s : k_shapes) {
-    SCOPED_TRACE(testing::Message() << name_of(pass) << " D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
-    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes);
+    SCOPED_TRACE(testing::Message() << name_of(pass) << " warps=" << warps << " D=" << s.D << " G=" << s.G << " H=" << s.H
+                                    << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes, warps);
     if (pass == backward && !p.fits) continue;  // backward data's K = G*H: the largest shapes decline
     ASSERT_TRUE(p.fits) << p.why_not;
     EXPECT_LE(p.blocks, 132);
-    EXPECT_LE(p.tiles, persistent_warps * persistent_tiles_per_warp);
-    EXPECT_LE(p.tiles * p.kgroups, std::max(p.tiles, persistent_warps));
+    EXPECT_LE(p.tiles, p.warps * persistent_tiles_per_warp);
+    EXPECT_LE(p.tiles * p.kgroups, std::max(p.tiles, int32_t{p.warps}));
     EXPECT_LE(p.shared_bytes, size_t{227} * 1024);
     EXPECT_EQ(p.kp % 16, 0);
     EXPECT_EQ(p.K, pass == forward ? s.H : s.G * s.H);
@@ -109,10 +129,10 @@ TEST(RnnPersistentPlan, every_plan_keeps_its_limits_and_owns_every_unit_once) {
     EXPECT_EQ(p.products_offset % 16, 0u);
     // Every (tile, K group) has exactly one warp.
     std::set<std::tuple<int32_t, int32_t, int32_t>> work;
-    for (int warp = 0; warp < persistent_warps; ++warp)
+    for (int warp = 0; warp < p.warps; ++warp)
       for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
         int32_t row0, col0, kgroup;
-        if (persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) {
+        if (warp_tile(p, warp, lt, row0, col0, kgroup)) {
           EXPECT_TRUE(work.insert({row0, col0, kgroup}).second);
         }
       }
@@ -158,10 +178,11 @@ TEST(RnnPersistentPlan, backward_data_plans_exist_for_the_anchor_shapes) {
 // 16-byte bank groups (8 of them in a 128-byte row of banks) of the 8 row addresses of each
 // ldmatrix matrix: all different, so no phase conflicts.
 TEST(RnnPersistentPlan, ldmatrix_rows_fall_in_different_bank_groups) {
+  for (int warps : block_warps)
   for (persistent_pass pass : both_passes)
   for (const shape& s : k_shapes) {
-    SCOPED_TRACE(testing::Message() << name_of(pass) << " H=" << s.H << " N=" << s.N);
-    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes);
+    SCOPED_TRACE(testing::Message() << name_of(pass) << " warps=" << warps << " H=" << s.H << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes, warps);
     if (!p.fits) continue;
     for (int32_t k0 = 0; k0 < p.kp; k0 += 16) {
       for (int m = 0; m < 4; ++m) {
@@ -248,10 +269,10 @@ std::vector<float> block_products(const persistent_plan& p, int32_t block, const
             k < K ? A[(size_t(blk.n0) + r) * K + k] : 0.0f;
   };
   std::vector<float> products(size_t(p.kgroups) * p.rows16 * p.products_pitch, NAN);
-  for (int warp = 0; warp < persistent_warps; ++warp) {
+  for (int warp = 0; warp < p.warps; ++warp) {
     for (int lt = 0; lt < persistent_tiles_per_warp; ++lt) {
       int32_t row0, col0, kgroup;
-      if (!persistent_warp_tile(p, warp, lt, row0, col0, kgroup)) break;
+      if (!warp_tile(p, warp, lt, row0, col0, kgroup)) break;
       float acc[2][2][32][4] = {};  // [8 columns][alternate k-steps][lane][reg]
       // The kernel's order: chunks 0 .. ring-2 requested, then before chunk c's products chunk
       // c + ring - 1 (into the slot chunk c - 1 used).
@@ -293,10 +314,12 @@ TEST(RnnPersistentPlan, each_blocks_product_is_its_rows_of_a_times_its_columns_o
                          // forward: h through a ring of fewer slots than chunks; backward data:
                          // one tile per four warps, k = 4096
                          {2, 4, 1024, 64}, {1, 4, 1024, 64}};
+  for (int warps : block_warps)
   for (persistent_pass pass : both_passes)
   for (const shape& s : cases) {
-    SCOPED_TRACE(testing::Message() << name_of(pass) << " D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
-    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes);
+    SCOPED_TRACE(testing::Message() << name_of(pass) << " warps=" << warps << " D=" << s.D << " G=" << s.G << " H=" << s.H
+                                    << " N=" << s.N);
+    const persistent_plan p = persistent_plan_of(pass, s.D, s.G, s.H, s.N, half_bytes, warps);
     if (pass == backward && !p.fits) continue;
     ASSERT_TRUE(p.fits) << p.why_not;
     // Small integers: every product and sum exact in fp32, so the comparison is exact.
@@ -310,8 +333,8 @@ TEST(RnnPersistentPlan, each_blocks_product_is_its_rows_of_a_times_its_columns_o
     } else {
       blocks = {0, p.blocks / 2 + 1, p.blocks - 1};
     }
-    if (pass == forward && s.N == 256) {
-      EXPECT_GT(p.tiles, persistent_warps);
+    if (pass == forward && s.N == 256 && warps == persistent_warps) {
+      EXPECT_GT(p.tiles, int32_t{p.warps});
     }
     for (int32_t b : blocks) {
       const std::vector<float> products = block_products(p, b, A, R);

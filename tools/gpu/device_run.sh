@@ -286,7 +286,8 @@ if has variants; then
   # and rows per step), gemm_tf32 (the GEMM engine's TF32 kernel: matmul, RNN), pool_disjoint
   # (non-overlapping max-pool windows on the direct kernel), rnn_persistent (the RNN forward's
   # steps in one cooperative launch per layer), rnn_bwd_split (backward data's step GEMM in
-  # k-slices), rnn_profile (ncu on the persistent RNN forward). The lean
+  # k-slices), rnn_profile (ncu on the persistent RNN forward), rnn_warps (the persistent RNN
+  # kernels with 16 warps a block). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -395,6 +396,22 @@ if has variants; then
       env TESSERA_CUDA_RNN_BACKWARD_SPLIT=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
           --batch="$out/rnn_bwd_split_problems.txt" > "$out/variant_rnn_bwd_split_$v.txt" 2>&1
       row "rnn_bwd_split $v" "rc=$? $(grep -oE '[0-9.]+ms' "$out/variant_rnn_bwd_split_$v.txt" | tr '\n' ' ' | cut -c1-100)"
+    done
+  fi
+  if want rnn_warps; then
+    # The persistent RNN kernels with 16 warps a block (TESSERA_CUDA_RNN_PERSISTENT_WARPS=16, not
+    # yet run on a GPU; the 8-warp kernels are the measured default): the RNN conformance and the
+    # graph capture under 16, then the large LSTM and GRU beside cuDNN under 8 and 16.
+    test_variant TESSERA_CUDA_RNN_PERSISTENT_WARPS 16 rnn_warps '*Rnn*/cuda'
+    env TESSERA_CUDA_RNN_PERSISTENT_WARPS=16 timeout $(lim 60) "$c/bin/tessera_cuda_graph_capture_test" > "$out/variant_rnn_warps_capture.log" 2>&1
+    row "rnn_warps 16 capture" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_rnn_warps_capture.log" | tr '\n' ' ')"
+    { echo '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right'
+      grep -E '^--(prop|cell)=(FWD_I|FWD_D|BWD_DW|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
+    } > "$out/rnn_warps_problems.txt"
+    for v in 8 16; do
+      env TESSERA_CUDA_RNN_PERSISTENT_WARPS=$v timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+          --batch="$out/rnn_warps_problems.txt" > "$out/variant_rnn_warps_$v.txt" 2>&1
+      row "rnn_warps $v" "rc=$? $(grep -oE '[0-9.]+ms' "$out/variant_rnn_warps_$v.txt" | tr '\n' ' ' | cut -c1-110)"
     done
   fi
   if want rnn_profile; then
