@@ -36,7 +36,8 @@ const void* kernel_for_cell(int32_t cell, int32_t threads) {
 
 // Whether the current device can hold the plan's grid of `kernel` resident at once (cooperative
 // launch, the plan's shared memory within the device's opt-in size, enough SMs); raises the
-// kernel's shared-memory limit to the device's opt-in size as a side effect
+// kernel's shared-memory limit to the device's opt-in size as a side effect. Asked of the driver
+// once per process for each device, kernel, block size and shared memory, then remembered
 // (rnn_persistent_launch.cu).
 bool persistent_grid_fits(const cuda_context& ctx, const persistent_plan& plan, const void* kernel);
 
