@@ -4,6 +4,8 @@
 #include "onednn_errors.hpp"
 #include "onednn_log.hpp"
 
+#include <tessera_common/host_memory.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +79,9 @@ tsrpStatus_t allocate(void* /*context*/, size_t bytes, void** pointer) {
   if (pointer == nullptr) return TSRP_STATUS_BAD_PARAM;
   *pointer = nullptr;
   if (bytes > SIZE_MAX - allocation_alignment) return TSRP_STATUS_OUT_OF_MEMORY;
+  // More than the machine's physical memory can never be served: refused without asking
+  // aligned_alloc (an ASan build reports such a request as an error of its own).
+  if (common::exceeds_host_memory(bytes)) return TSRP_STATUS_OUT_OF_MEMORY;
   // aligned_alloc requires a size that is a multiple of the alignment.
   const size_t rounded =
       bytes == 0 ? allocation_alignment
@@ -160,7 +165,8 @@ const tsrpDeviceInterface g_device_interface = {
     sizeof(tsrpDeviceInterface), device_count, device_name, allocate, deallocate,
     copy,                        copy,         synchronize, event_create, event_record,
     event_elapsed_ms,            event_destroy, fingerprint,
-    nullptr /* pointer_device: host memory is every CPU handle's */};
+    nullptr /* pointer_device: host memory is every CPU handle's */,
+    common::host_memory_info /* physical and available memory, as the registry's host device says */};
 
 }  // namespace
 

@@ -204,6 +204,20 @@ tsrpStatus_t pointer_device(const void* pointer, int32_t* device_ordinal) {
   return TSRP_STATUS_SUCCESS;
 }
 
+// Free and total memory of the context's device. cudaMemGetInfo answers for the current device,
+// hence the guard (as for every other entry that acts on the context's device).
+tsrpStatus_t memory_info(void* context, size_t* free_bytes, size_t* total_bytes) {
+  return call_with_log("memory_info", [&] {
+    require(free_bytes != nullptr && total_bytes != nullptr, "free_bytes or total_bytes is null");
+    cuda_context& ctx = context_from_handle(context);
+    current_device_guard on_device(ctx.device_ordinal());
+    size_t free_now = 0, total = 0;
+    check_cuda(cudaMemGetInfo(&free_now, &total), "cudaMemGetInfo");
+    *free_bytes = free_now;
+    *total_bytes = total;
+  });
+}
+
 void event_destroy(void* context, void* event) {
   (void)call_with_log("event_destroy", [&] {
     if (event == nullptr) return;
@@ -220,7 +234,7 @@ const tsrpDeviceInterface& device_interface() noexcept {
       sizeof(tsrpDeviceInterface), device_count,         device_name,         allocate,
       deallocate,                  copy_host_to_device,  copy_device_to_host, synchronize,
       event_create,                event_record,         event_elapsed_ms,    event_destroy,
-      fingerprint,                 pointer_device,
+      fingerprint,                 pointer_device,       memory_info,
   };
   return table;
 }

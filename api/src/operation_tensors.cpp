@@ -16,25 +16,26 @@ class buffer_list {
   void tensor(const char* name, size_t offset, const tsrpTensor& t, buffer_role role) {
     size_t bytes = 0;
     if (!tensor_bytes(t, &bytes)) return;  // validation rejected such tensors before dispatch
-    add(name, offset, bytes, role, t.data_type);
+    add(name, offset, bytes, role, t.data_type, true);
   }
   // `elements` floats laid out like the tensor `layout` (normalization parameters).
   void floats(const char* name, size_t offset, const tsrpTensor& layout, buffer_role role) {
     size_t bytes = 0;
     if (!tensor_bytes(layout, &bytes)) return;
-    add(name, offset, bytes, role, TSRP_DATA_FLOAT);
+    add(name, offset, bytes, role, TSRP_DATA_FLOAT, false);
   }
   // Bytes without tensor descriptor: weight spaces (of the RNN's data type), indices, reserve
   // spaces (k_opaque: their content is the kernel's own business).
   void raw(const char* name, size_t offset, size_t bytes, buffer_role role, int32_t data_type) {
-    add(name, offset, bytes, role, data_type);
+    add(name, offset, bytes, role, data_type, false);
   }
   std::vector<operation_buffer> take() { return std::move(list_); }
 
  private:
-  void add(const char* name, size_t offset, size_t bytes, buffer_role role, int32_t data_type) {
+  void add(const char* name, size_t offset, size_t bytes, buffer_role role, int32_t data_type,
+           bool has_own_descriptor) {
     if (!buffer_pointer(args_, offset) || bytes == 0) return;
-    list_.push_back({name, offset, bytes, role, data_type});
+    list_.push_back({name, offset, bytes, role, data_type, has_own_descriptor});
   }
   const void* args_;
   std::vector<operation_buffer> list_;

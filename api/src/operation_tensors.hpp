@@ -27,6 +27,9 @@ struct operation_buffer {
   size_t bytes;        // what the kernel may touch: the tensor's span, or the array's size
   buffer_role role;
   int32_t data_type;   // tsrpDataType_t of its elements, or k_opaque_data
+  // The caller described it with a tensor descriptor of its own, `<name>_desc` (messages name
+  // that); false for parameters laid out by another descriptor and for plain byte counts.
+  bool has_own_descriptor;
 };
 
 // The buffers of `op` that the call passes (NULL pointers, and buffers a problem says are

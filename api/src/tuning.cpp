@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -24,6 +25,45 @@ std::string system_tuning_db_path() {
       .string();
 }
 
+// Find and tuning measure kernels on scratch outputs as large as the outputs' spans. One larger
+// than all of the device's memory can never be allocated, however much is freed: the caller's
+// descriptor is at fault (the fuzzer's y whose strides span 13 TB), so the call is refused before
+// the allocator is asked for it (which would fail anyway, and which an ASan build reports).
+// BAD_PARAM_OUT_OF_RANGE: the span is a value outside what this device allows; SIZE_OVERFLOW
+// would be wrong, the byte count itself being well defined. Free memory is not looked at: a
+// scratch that fits the device but not what is free now stays the allocator's
+// EXECUTION_FAILED_OUT_OF_MEMORY, a condition of the moment rather than of the call. A device
+// that cannot say (memory_info NULL, as in plugins of ABI < 4, or failing) is not checked.
+tsrStatus_t refuse_scratch_beyond_device_memory(tsrContext& h, const char* function,
+                                                const std::vector<operation_buffer>& buffers) {
+  if (!h.device->memory_info) return TSR_STATUS_SUCCESS;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (h.device->memory_info(h.device_context(), &free_bytes, &total_bytes) != TSRP_STATUS_SUCCESS ||
+      total_bytes == 0)
+    return TSR_STATUS_SUCCESS;
+  const std::string device_memory =
+      "more than the device's " + std::to_string(total_bytes) + " bytes of memory";
+  size_t sum = 0;
+  std::string names;
+  for (const operation_buffer& b : buffers) {
+    if (b.role != buffer_role::output) continue;
+    if (b.bytes > total_bytes) {
+      const std::string what = b.has_own_descriptor ? std::string(b.name) + "_desc spans "
+                                                    : std::string(b.name) + " takes ";
+      return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                  std::string(function) + ": " + what + std::to_string(b.bytes) + " bytes, " + device_memory +
+                      "; kernels are measured on a scratch " + b.name + " of that size");
+    }
+    sum = b.bytes > SIZE_MAX - sum ? SIZE_MAX : sum + b.bytes;
+    names += (names.empty() ? "" : ", ") + std::string(b.name);
+  }
+  if (sum > total_bytes)
+    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                std::string(function) + ": the outputs " + names + " together take " + std::to_string(sum) +
+                    " bytes, " + device_memory + "; kernels are measured on scratch outputs of those sizes");
+  return TSR_STATUS_SUCCESS;
+}
+
 // Scratch buffers of the device for a call's outputs, freed on scope exit.
 class scratch_outputs {
  public:
@@ -31,11 +71,12 @@ class scratch_outputs {
   ~scratch_outputs() {
     for (void* p : allocations_) h_.device->deallocate(h_.device_context(), p);
   }
-  // An argument struct whose outputs point at fresh scratch buffers.
-  tsrStatus_t redirect(const char* function, const operation_call& call, std::vector<uint8_t>* args) {
+  // An argument struct whose outputs (among `buffers`, the call's) point at fresh scratch buffers.
+  tsrStatus_t redirect(const char* function, const operation_call& call, const std::vector<operation_buffer>& buffers,
+                       std::vector<uint8_t>* args) {
     const size_t size = operation_args_size(call.op);
     args->assign(static_cast<const uint8_t*>(call.args), static_cast<const uint8_t*>(call.args) + size);
-    for (const operation_buffer& b : operation_buffers(call.op, call.problem, call.args)) {
+    for (const operation_buffer& b : buffers) {
       if (b.role != buffer_role::output) continue;
       void* p = nullptr;
       const tsrpStatus_t s = h_.device->allocate(h_.device_context(), b.bytes, &p);
@@ -201,13 +242,17 @@ tsrStatus_t measure_candidates(tsrContext& h, const operation_call& call,
                                std::vector<registry::kernel_verdict>& ranked, std::vector<float>* times,
                                const tuning_limits& limits, int iterations) {
   times->assign(ranked.size(), -1.0f);
+  // Refused whether or not a kernel accepts: outputs no scratch could hold make the call wrong
+  // on this device, whichever plugins are loaded.
+  const std::vector<operation_buffer> buffers = operation_buffers(call.op, call.problem, call.args);
+  if (tsrStatus_t s = refuse_scratch_beyond_device_memory(h, call.function, buffers)) return s;
   // Scratch outputs are only needed when something will run: a problem every kernel declines
-  // (say, a y whose strides span terabytes: the fuzzer's find) allocates nothing.
+  // allocates nothing.
   if (std::none_of(ranked.begin(), ranked.end(), [](const auto& v) { return v.can_run; }))
     return TSR_STATUS_SUCCESS;
   scratch_outputs scratch(h);
   std::vector<uint8_t> args;
-  if (tsrStatus_t s = scratch.redirect(call.function, call, &args)) return s;
+  if (tsrStatus_t s = scratch.redirect(call.function, call, buffers, &args)) return s;
   const bool use_pool = !call.workspace && call.workspace_size == 0;
   const auto started = std::chrono::steady_clock::now();
   size_t measured = 0;

@@ -1,5 +1,5 @@
-// Unit tests of tessera_common: fp16/bf16 conversion, shape inference, and benchdnn's
-// problem-descriptor language.
+// Unit tests of tessera_common: fp16/bf16 conversion, shape inference, benchdnn's
+// problem-descriptor language, and the host's memory size.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "tessera_common/half_float.hpp"
+#include "tessera_common/host_memory.hpp"
 #include "tessera_common/problem_descriptor.hpp"
 #include "tessera_common/shape_inference.hpp"
 
@@ -542,6 +543,28 @@ TEST(BenchCommand, reads_a_problem_as_the_host_passes_it) {
   a.x = packed_tensor({4, 3}, false, TSRP_DATA_HALF);
   EXPECT_EQ(format_bench_command(a, false, ""),
             "tessera-bench --eltwise --dir=fwd --alg=relu --alpha=0.25 --dt=f16 --tag=nchw 4x3");
+}
+
+// ---- host memory ---------------------------------------------------------------------------------
+
+// What both CPU device interfaces answer (memory_info) and bound their allocations by.
+TEST(HostMemory, memory_info_is_physical_memory_and_what_of_it_is_available) {
+  const size_t physical = host_physical_memory_bytes();
+  ASSERT_GT(physical, size_t(0)) << "Linux always tells its physical memory";
+  size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(host_memory_info(nullptr, &free_bytes, &total_bytes), TSRP_STATUS_SUCCESS);
+  EXPECT_EQ(total_bytes, physical);
+  EXPECT_GT(free_bytes, size_t(0));
+  EXPECT_LE(free_bytes, total_bytes);
+  EXPECT_EQ(host_memory_info(nullptr, nullptr, &total_bytes), TSRP_STATUS_BAD_PARAM);
+}
+
+TEST(HostMemory, only_requests_beyond_physical_memory_exceed_it) {
+  const size_t physical = host_physical_memory_bytes();
+  EXPECT_FALSE(exceeds_host_memory(1));
+  EXPECT_FALSE(exceeds_host_memory(physical));
+  EXPECT_TRUE(exceeds_host_memory(physical + 1));
+  EXPECT_TRUE(exceeds_host_memory(std::numeric_limits<size_t>::max()));
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include "tuning_db.hpp"
 
+#include <tessera_common/host_memory.hpp>
+
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +29,10 @@ tsrpStatus_t host_allocate(void*, size_t bytes, void** pointer) {
     *pointer = nullptr;
     return TSRP_STATUS_SUCCESS;
   }
+  // More than the machine's physical memory can never be served: refused without asking
+  // aligned_alloc (which an ASan build reports as an error of its own). The second test keeps the
+  // rounding below from wrapping where the physical size is unknown.
+  if (common::exceeds_host_memory(bytes) || bytes > SIZE_MAX - 63) return TSRP_STATUS_OUT_OF_MEMORY;
   // 64-byte alignment: what vectorized CPU kernels (and oneDNN) prefer.
   size_t rounded = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
@@ -76,7 +83,8 @@ const tsrpDeviceInterface k_host = {
     sizeof(tsrpDeviceInterface), host_count,       host_name,       host_allocate,
     host_deallocate,             host_copy,        host_copy,       host_sync,
     host_event_create,           host_event_record, host_event_elapsed, host_event_destroy,
-    host_fingerprint,            nullptr /* pointer_device: host memory is every CPU handle's */};
+    host_fingerprint,            nullptr /* pointer_device: host memory is every CPU handle's */,
+    common::host_memory_info /* physical and available memory, as the oneDNN plugin says */};
 
 }  // namespace
 

@@ -4,8 +4,12 @@
 
 #include <tessera/tessera.hpp>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace tessera::testing;
@@ -107,4 +111,49 @@ TEST_F(FuzzRegression, pooling_output_of_a_dim_near_2_63_with_padding_is_a_size_
                     TSR_STATUS_BAD_PARAM_SIZE_OVERFLOW, "tsrGetPoolingNdForwardOutputDim",
                     "spatial dim 0 of x_desc is 9223372036854775807");
   EXPECT_EQ(out[2], 0);
+}
+
+// A find whose y has strides spanning about 13 TB (the fuzzer's were 13194139533316 bytes;
+// regression-find-scratch-y-beyond-device-memory): find asked the device's allocator for a scratch
+// y of that span and failed with EXECUTION_FAILED_OUT_OF_MEMORY (ASan warning at the request). No
+// such y can exist in the machine's memory, so it is now BAD_PARAM_OUT_OF_RANGE naming the
+// descriptor, before any allocation, and the outputs stay as they were. Backward data's dx is
+// checked the same way.
+TEST_F(FuzzRegression, find_on_a_y_spanning_more_than_the_machine_is_refused_naming_y_desc) {
+  const int64_t far = int64_t(3) << 40;  // elements between the two images of y
+  tessera::tensor_desc x(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {2, 8, 9, 9});
+  tessera::tensor_desc w(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {4, 8, 3, 3});
+  tessera::tensor_desc y = strided({2, 4, 9, 9}, {far, 81, 9, 1});
+  tessera::convolution_desc conv({1, 1}, {1, 1}, {1, 1}, {1, 1});
+  const size_t span = y.size_in_bytes();
+  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  if (span <= physical) GTEST_SKIP() << "this machine has " << physical << " bytes: such a y fits it";
+  std::vector<float> xv(2 * 8 * 9 * 9, 1.0f), wv(4 * 8 * 3 * 3, 1.0f), yv(2 * 4 * 9 * 9, 0.0f);
+
+  // Poisoned outputs: a failing call must leave every byte of them.
+  tsrAlgoPerf_t perf[4];
+  std::memset(perf, 0x5a, sizeof(perf));
+  for (tsrAlgoPerf_t& p : perf) p.struct_size = sizeof(p);
+  tsrAlgoPerf_t poisoned[4];
+  std::memcpy(poisoned, perf, sizeof(perf));
+  int returned_count = -7;
+  EXPECT_FAILS_WITH(tsrFindConvolutionForwardAlgorithm(h_, x, xv.data(), w, wv.data(), conv, y, yv.data(), 4,
+                                                       &returned_count, perf, nullptr, 0),
+                    TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                    "tsrFindConvolutionForwardAlgorithm: y_desc spans " + std::to_string(span) + " bytes",
+                    "more than the device's " + std::to_string(physical) + " bytes of memory",
+                    "scratch y");
+  EXPECT_EQ(returned_count, -7);
+  EXPECT_EQ(std::memcmp(perf, poisoned, sizeof(perf)), 0) << "perf was written";
+
+  // Backward data measures on a scratch dx: the same refusal, naming dx_desc.
+  tessera::tensor_desc dy(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {2, 4, 9, 9});
+  tessera::tensor_desc dx = strided({2, 8, 9, 9}, {far, 81, 9, 1});
+  EXPECT_FAILS_WITH(tsrFindConvolutionBackwardDataAlgorithm(h_, w, wv.data(), dy, yv.data(), conv, dx, xv.data(), 4,
+                                                            &returned_count, perf, nullptr, 0),
+                    TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+                    "tsrFindConvolutionBackwardDataAlgorithm: dx_desc spans " +
+                        std::to_string(dx.size_in_bytes()) + " bytes");
+  EXPECT_EQ(returned_count, -7);
+  EXPECT_EQ(std::memcmp(perf, poisoned, sizeof(perf)), 0) << "perf was written";
 }

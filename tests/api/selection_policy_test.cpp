@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -195,6 +196,86 @@ TEST_F(FakeDevice, pointer_checks_name_a_tensor_that_is_not_device_memory) {
   for (float v : host_y) ASSERT_EQ(v, 7.0f) << "a refused call must not write its output";
   EXPECT_EQ(tsrSetPointerChecks(h_, 5), TSR_STATUS_BAD_PARAM_OUT_OF_RANGE);
   tsrDestroyActivationDescriptor(act);
+}
+
+// ---- find on the test device (1 GiB: FAKEDEV_TOTAL_MEMORY shrinks it) ---------------------------
+
+// A 1x4x8x8 f32 convolution with a 3x3 filter, x and w in fakedev memory; y described by the
+// test. conv_fwd_naive is the device's one convolution kernel.
+class FakeDeviceFind : public FakeDevice {
+ protected:
+  void SetUp() override {
+    FakeDevice::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(tsrMalloc(h_, x_desc_.size_in_bytes(), &conv_x_), TSR_STATUS_SUCCESS) << tessera::testing::last_error();
+    ASSERT_EQ(tsrMalloc(h_, w_desc_.size_in_bytes(), &conv_w_), TSR_STATUS_SUCCESS) << tessera::testing::last_error();
+    std::vector<float> ones(64 * 4, 1.0f);
+    tsrMemcpyHostToDevice(h_, conv_x_, ones.data(), x_desc_.size_in_bytes());
+    tsrMemcpyHostToDevice(h_, conv_w_, ones.data(), w_desc_.size_in_bytes());
+    std::memset(perf_, 0x5a, sizeof(perf_));  // poisoned: a failing find must leave every byte
+    for (tsrAlgoPerf_t& p : perf_) p.struct_size = sizeof(p);
+    std::memcpy(poisoned_, perf_, sizeof(perf_));
+  }
+  void TearDown() override {
+    unsetenv("FAKEDEV_TOTAL_MEMORY");
+    tsrFree(h_, conv_x_);
+    tsrFree(h_, conv_w_);
+    FakeDevice::TearDown();
+  }
+  tsrStatus_t find(const tessera::tensor_desc& y, const void* y_memory) {
+    return tsrFindConvolutionForwardAlgorithm(h_, x_desc_, conv_x_, w_desc_, conv_w_, conv_, y, y_memory, 4,
+                                              &returned_count_, perf_, nullptr, 0);
+  }
+  bool perf_untouched() const { return std::memcmp(perf_, poisoned_, sizeof(perf_)) == 0; }
+
+  tessera::tensor_desc x_desc_{TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 4, 8, 8}};
+  tessera::tensor_desc w_desc_{TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {4, 4, 3, 3}};
+  tessera::tensor_desc packed_y_{TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 4, 8, 8}};
+  tessera::convolution_desc conv_{{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  void* conv_x_ = nullptr;
+  void* conv_w_ = nullptr;
+  tsrAlgoPerf_t perf_[4];
+  tsrAlgoPerf_t poisoned_[4];
+  int returned_count_ = -7;
+};
+
+TEST_F(FakeDeviceFind, measures_the_device_kernel_on_a_y_that_fits) {
+  ASSERT_EQ(find(packed_y_, dy_), TSR_STATUS_SUCCESS) << tessera::testing::last_error();
+  ASSERT_EQ(returned_count_, 1);
+  EXPECT_EQ(perf_[0].status, TSR_STATUS_SUCCESS) << perf_[0].reason;
+  EXPECT_STREQ(perf_[0].kernel_name, "conv_fwd_naive");
+  EXPECT_GE(perf_[0].time_ms, 0.0f);
+  EXPECT_FALSE(runs().empty()) << "find runs the kernel to time it";
+}
+
+// The fuzzer's finding on a device whose size the host knows: a y whose strides span more than
+// the whole device is refused up front, naming y_desc, and the allocator is never asked.
+TEST_F(FakeDeviceFind, refuses_a_y_larger_than_the_device_before_asking_its_allocator) {
+  const int64_t far = int64_t(1) << 28;  // elements between channels: 3 GiB from first to last
+  tessera::tensor_desc huge_y(TSR_DATA_FLOAT, {1, 4, 8, 8}, {4 * far, far, 8, 1});
+  const size_t span = huge_y.size_in_bytes();
+  ASSERT_GT(span, size_t(1) << 30);
+  EXPECT_TRUE(tessera::testing::fails_with(
+      find(huge_y, dy_), TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+      {"tsrFindConvolutionForwardAlgorithm: y_desc spans " + std::to_string(span) + " bytes",
+       "more than the device's 1073741824 bytes of memory", "scratch y"}));
+  EXPECT_EQ(returned_count_, -7);
+  EXPECT_TRUE(perf_untouched()) << "perf was written";
+  EXPECT_TRUE(runs().empty()) << "nothing may run";
+}
+
+// A y that fits the device but not what is free now is the allocator's to refuse: a runtime
+// shortage (EXECUTION_FAILED_OUT_OF_MEMORY with the byte count), not a bad parameter.
+TEST_F(FakeDeviceFind, a_y_that_fits_the_device_but_not_its_free_memory_is_out_of_memory) {
+  const size_t y_bytes = packed_y_.size_in_bytes();
+  // The device shrinks to exactly y's size; x and w already take part of it.
+  setenv("FAKEDEV_TOTAL_MEMORY", std::to_string(y_bytes).c_str(), 1);
+  EXPECT_TRUE(tessera::testing::fails_with(
+      find(packed_y_, dy_), TSR_STATUS_EXECUTION_FAILED_OUT_OF_MEMORY,
+      {"tsrFindConvolutionForwardAlgorithm: allocating a " + std::to_string(y_bytes) + "-byte scratch y"}));
+  EXPECT_EQ(returned_count_, -7);
+  EXPECT_TRUE(perf_untouched()) << "perf was written";
+  EXPECT_TRUE(runs().empty()) << "nothing may run";
 }
 
 TEST_F(FakeDevice, setters_name_bad_values) {

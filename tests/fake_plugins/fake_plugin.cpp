@@ -228,7 +228,8 @@ const tsrpDeviceInterface k_tight_device = {
     sizeof(tsrpDeviceInterface), tight_count,        tight_name,          tight_allocate,
     tight_deallocate,            tight_copy,         tight_copy,          tight_sync,
     tight_event_create,          tight_event_record, tight_event_elapsed, tight_event_destroy,
-    nullptr /* fingerprint: none */, nullptr /* pointer_device: none */};
+    nullptr /* fingerprint: none */, nullptr /* pointer_device: none */,
+    nullptr /* memory_info: unknown, so only the allocator tells of the 64 KiB */};
 
 tsrpStatus_t staged_workspace(void*, const void* problem, size_t* bytes) {
   const auto* p = static_cast<const tsrpActivationProblem*>(problem);

@@ -31,7 +31,7 @@ TEST(PluginLoading, loads_a_good_plugin_from_the_plugin_path) {
   EXPECT_EQ(good.loaded, 1) << good.reason;
   EXPECT_STREQ(good.name, "fake");
   EXPECT_STREQ(good.version, "0.0.1");
-  EXPECT_EQ(good.abi_version, 3u);  // TSRP_ABI_VERSION_CURRENT
+  EXPECT_EQ(good.abi_version, 4u);  // TSRP_ABI_VERSION_CURRENT
   EXPECT_EQ(good.device_kind, TSR_DEVICE_CPU);
   // Four declared, one for an unknown operation skipped.
   EXPECT_EQ(good.kernel_count, 3);
@@ -53,7 +53,7 @@ TEST(PluginLoading, skips_plugin_with_newer_abi_and_names_both_versions) {
   tsrPluginInfo_t p = plugin("libfake-abi-too-new.so");
   EXPECT_EQ(p.loaded, 0);
   EXPECT_EQ(p.abi_version, 99u);
-  EXPECT_NE(std::string(p.reason).find("plugin speaks ABI version 99, host accepts versions 1 to 3"),
+  EXPECT_NE(std::string(p.reason).find("plugin speaks ABI version 99, host accepts versions 1 to 4"),
             std::string::npos)
       << p.reason;
 }
@@ -61,7 +61,7 @@ TEST(PluginLoading, skips_plugin_with_newer_abi_and_names_both_versions) {
 TEST(PluginLoading, skips_plugin_with_older_abi_than_the_minimum) {
   tsrPluginInfo_t p = plugin("libfake-abi-too-old.so");
   EXPECT_EQ(p.loaded, 0);
-  EXPECT_NE(std::string(p.reason).find("plugin speaks ABI version 0, host accepts versions 1 to 3"),
+  EXPECT_NE(std::string(p.reason).find("plugin speaks ABI version 0, host accepts versions 1 to 4"),
             std::string::npos)
       << p.reason;
 }
@@ -92,7 +92,7 @@ TEST(PluginLoading, skips_a_second_plugin_with_a_name_already_loaded) {
 TEST(PluginLoading, explicit_load_of_a_broken_plugin_returns_the_reason) {
   std::string path = fake_dir() + "/libfake-abi-too-new.so";
   EXPECT_FAILS_WITH(tsrLoadPlugin(path.c_str()), TSR_STATUS_NOT_SUPPORTED_PLUGIN, "tsrLoadPlugin",
-                    "refused", "host accepts versions 1 to 3");
+                    "refused", "host accepts versions 1 to 4");
   EXPECT_FAILS_WITH(tsrLoadPlugin("/nonexistent/libnothing.so"), TSR_STATUS_NOT_SUPPORTED_PLUGIN,
                     "no such file");
   EXPECT_FAILS_WITH(tsrLoadPlugin(nullptr), TSR_STATUS_BAD_PARAM_NULL_POINTER, "path is NULL");

@@ -481,7 +481,10 @@ TSR_API tsrStatus_t tsrGetConvolutionForwardAlgorithm(tsrHandle_t handle,
 /* Runs every candidate that can run, on scratch output (y is never written), and returns them
  * sorted by median time; declined kernels follow with their reasons. The workspace given is
  * used for kernels that fit in it; kernels needing more are reported with status
- * BAD_PARAM_WORKSPACE_TOO_SMALL. */
+ * BAD_PARAM_WORKSPACE_TOO_SMALL. The scratch y has y_desc's span. Errors: BAD_PARAM_* naming the
+ * argument; BAD_PARAM_OUT_OF_RANGE when y_desc spans more bytes than the device has memory (no
+ * such scratch can exist; checked where the device's plugin tells its size);
+ * EXECUTION_FAILED_OUT_OF_MEMORY when the scratch y cannot be allocated now. */
 TSR_API tsrStatus_t tsrFindConvolutionForwardAlgorithm(
     tsrHandle_t handle, tsrTensorDescriptor_t x_desc, const void* x, tsrTensorDescriptor_t w_desc,
     const void* w, tsrConvolutionDescriptor_t conv, tsrTensorDescriptor_t y_desc, const void* y,

@@ -29,6 +29,10 @@
  *      the host's pointer checks), tsrpConvolutionProblem.weights_generation (constant-weights
  *      promise of forward convolutions). All appended; v1 and v2 plugins still load (their shorter
  *      structs read as NULL there).
+ *   4  Tessera 0.4: tsrpDeviceInterface.memory_info (optional: free and total bytes of the
+ *      context's device, so that the host can refuse a scratch buffer no device could hold
+ *      before asking the allocator). Appended; v1 to v3 plugins still load (their shorter device
+ *      structs read as NULL there: memory unknown, the host skips the check).
  */
 #ifndef TESSERA_PLUGIN_ABI_H
 #define TESSERA_PLUGIN_ABI_H
@@ -40,7 +44,7 @@
 extern "C" {
 #endif
 
-#define TSRP_ABI_VERSION_CURRENT 3u
+#define TSRP_ABI_VERSION_CURRENT 4u
 #define TSRP_ABI_VERSION_MIN 1u
 
 #define TSRP_ENTRY_POINT_NAME "tsrpPluginEntry"
@@ -286,6 +290,13 @@ typedef struct {
    * and must not synchronize: the host asks it for every tensor of a call when pointer checks
    * are on (tsrSetPointerChecks). */
   tsrpStatus_t (*pointer_device)(const void* pointer, int32_t* device_ordinal);
+  /* (optional, ABI 4) Bytes of memory of the context's device: `total_bytes` all the memory the
+   * device has (what no single allocation can exceed however much is freed), `free_bytes` what
+   * is free now (an estimate: other processes allocate too). The host refuses, as a bad
+   * parameter, work whose scratch buffers exceed total_bytes (find measures on scratch outputs
+   * of the outputs' spans) instead of asking `allocate` for them; a shortage of free memory is
+   * still the allocator's to report. NULL, a failure or a total of 0: unknown, no such check. */
+  tsrpStatus_t (*memory_info)(void* context, size_t* free_bytes, size_t* total_bytes);
 } tsrpDeviceInterface;
 
 typedef enum {
