@@ -1,17 +1,19 @@
 // 3-D forward convolution as implicit GEMM on the H200's tensor cores (3-D U-Net, video models):
 //   "conv_fwd_igemm3d_sm90_128x128x64_<type>"   y = alpha * conv3d(x, w) + beta * y
-// fp16 or bf16, fp32 accumulation, packed NDHWC x / KTRSC w / NOPQK y with C and K multiples of
-// 8, one group, cross-correlation. CUTLASS's sm90 implicit-GEMM collectives take three spatial
+//   "conv_fwd_igemm3d_sm90_128x32x32_<type>"    the same on a tile for layers of few filters
+//   "conv_fwd_igemm3d_sm90_padded_c_128x32x32_<type>"  C not a multiple of 8, by zero channels
+// fp16 or bf16, fp32 accumulation, packed NDHWC x / KTRSC w / NOPQK y with K a multiple of 8 and C
+// too (or padded to one), one group, cross-correlation. CUTLASS's sm90 implicit-GEMM collectives take three spatial
 // dims when the layout tags say NDHWC (TMA im2col over 5-D tensors); until this kernel the 3-D
 // convolutions ran the direct kernel (the unet3d suite at 0.047 of cuDNN on the H200).
 //
 // GEMM view: M = N*O*P*Q output pixels, N = K filters, K = C*T*R*S (each k-tile TileK channels of
-// one filter tap). One configuration: the 3-D U-Net's layers have 16 to 384 channels and the
-// 128x128 tile with a cluster of 2 along M is the forward's best on ResNet's wide layers. The
-// epilogue is the plain blend (no bias or activation: the fused forward stays 2-D).
+// one filter tap). Two tiles (fprop3d_tile below). The epilogue is the plain blend (no bias or
+// activation: the fused forward stays 2-D).
 #include "conv_igemm_cutlass.cuh"
 #include "conv_igemm_geometry.hpp"
 #include "conv_igemm_kernels.hpp"
+#include "conv_igemm_padded_channels.cuh"
 #include "conv_igemm_wave_model.hpp"
 #include "cuda_context.hpp"
 #include "kernel_glue.hpp"
@@ -101,20 +103,49 @@ typename Config::arguments fprop3d_arguments(const ndhwc_geometry& g, const void
   return args;
 }
 
-template <int32_t DataType>
+// Two tiles. 128x128x64 (a cluster of 2 along M) is the forward's best on wide layers. The 3-D
+// U-Net's full-resolution layers have 32 filters and 16 to 96 channels, where that tile computes
+// 4x more columns than there are filters and, at 16 channels, pads each tap's 64-channel k-step
+// 4x: there it ran at 0.32-0.50 of cuDNN's speed (H200, 2026-12-05, suite unet3d: enc1b, dec1a,
+// dec1b). 128x32x32 fits those layers exactly (16 channels: half a k-step); the wave model
+// (estimate_us) ranks the two, a tuned result overrides it.
+enum class fprop3d_tile { wide, narrow };
+
+template <int32_t DataType, fprop3d_tile Tile>
 struct fprop3d_choice;
 template <>
-struct fprop3d_choice<TSRP_DATA_HALF> {
+struct fprop3d_choice<TSRP_DATA_HALF, fprop3d_tile::wide> {
   using config = fprop3d_sm90<TSRP_DATA_HALF, 128, 128, 64, 2>;
   static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x128x64_f16";
 };
 template <>
-struct fprop3d_choice<TSRP_DATA_BFLOAT16> {
+struct fprop3d_choice<TSRP_DATA_BFLOAT16, fprop3d_tile::wide> {
   using config = fprop3d_sm90<TSRP_DATA_BFLOAT16, 128, 128, 64, 2>;
   static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x128x64_bf16";
 };
+template <>
+struct fprop3d_choice<TSRP_DATA_HALF, fprop3d_tile::narrow> {
+  using config = fprop3d_sm90<TSRP_DATA_HALF, 128, 32, 32, 2>;
+  static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x32x32_f16";
+};
+template <>
+struct fprop3d_choice<TSRP_DATA_BFLOAT16, fprop3d_tile::narrow> {
+  using config = fprop3d_sm90<TSRP_DATA_BFLOAT16, 128, 32, 32, 2>;
+  static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x32x32_bf16";
+};
 
-ndhwc_geometry geometry_of(const tsrpConvolutionProblem& p) {
+// C not a multiple of 8 (the U-Net's one-channel input layer, 0.18 of cuDNN's speed on the direct
+// kernel): x and w staged with zero channels up to the next multiple of 8 in the workspace, then the
+// narrow tile's kernel (the same instantiation) on the padded problem. Every product the zero
+// channels add is zero, so y is the real convolution's, rounded once.
+template <int32_t DataType>
+struct fprop3d_padded_choice : fprop3d_choice<DataType, fprop3d_tile::narrow> {
+  static constexpr const char* name = DataType == TSRP_DATA_HALF ? "conv_fwd_igemm3d_sm90_padded_c_128x32x32_f16"
+                                                                 : "conv_fwd_igemm3d_sm90_padded_c_128x32x32_bf16";
+};
+
+// The problem CUTLASS runs; `padded`: C rounded up to a multiple of 8 (the staged x and w).
+ndhwc_geometry geometry_of(const tsrpConvolutionProblem& p, bool padded = false) {
   ndhwc_geometry g{};
   auto extent = [](const tsrpTensor& t, int d) { return static_cast<int>(t.dims[d]); };
   g.n = extent(p.x, 0);
@@ -135,20 +166,42 @@ ndhwc_geometry geometry_of(const tsrpConvolutionProblem& p) {
     g.stride[i] = static_cast<int>(p.stride[i]);
     g.dilation[i] = static_cast<int>(p.dilation[i]);
   }
+  if (padded) g.c = igemm::padded_channel_count(g.c);
   return g;
 }
 
-template <int32_t DataType>
+// The padded form's workspace: x with zero channels, then w with zero channels, then CUTLASS's.
+template <typename T>
+struct padded_fprop3d_space {
+  static size_t x_bytes(const ndhwc_geometry& gp) { return size_t(gp.n) * gp.d * gp.h * gp.w * gp.c * sizeof(T); }
+  static size_t w_bytes(const ndhwc_geometry& gp) { return size_t(gp.k) * gp.t * gp.r * gp.s * gp.c * sizeof(T); }
+  static size_t bytes(const ndhwc_geometry& gp, size_t inner_bytes) {
+    return igemm::align_workspace(x_bytes(gp)) + igemm::align_workspace(w_bytes(gp)) + inner_bytes;
+  }
+  padded_fprop3d_space(void* workspace, const ndhwc_geometry& gp) {
+    auto* base = static_cast<uint8_t*>(workspace);
+    x = reinterpret_cast<T*>(base);
+    w = reinterpret_cast<T*>(base + igemm::align_workspace(x_bytes(gp)));
+    inner = base + igemm::align_workspace(x_bytes(gp)) + igemm::align_workspace(w_bytes(gp));
+  }
+  T* x;
+  T* w;
+  void* inner;
+};
+
+template <int32_t DataType, typename Choice, bool Padded>
 struct fprop3d_traits {
-  using config = typename fprop3d_choice<DataType>::config;
+  using config = typename Choice::config;
+  using element = typename storage_type<DataType>::type;  // __half or __nv_bfloat16 (the staging kernels')
   using problem_type = tsrpConvolutionProblem;
   using args_type = tsrpConvolutionForwardArgs;
-  static constexpr const char* name = fprop3d_choice<DataType>::name;
+  static constexpr const char* name = Choice::name;
   static constexpr int32_t operation = TSRP_OP_CONVOLUTION_FORWARD;
   static constexpr uint32_t flags = TSRP_KERNEL_DETERMINISTIC;
   static constexpr const char* notes =
       "3-D implicit GEMM on sm90 tensor cores (CUTLASS TMA im2col + wgmma collectives), fp32 accumulation, one "
-      "rounding of y; packed NDHWC x, KTRSC w, NOPQK y; C and K multiples of 8; deterministic";
+      "rounding of y; packed NDHWC x, KTRSC w, NOPQK y; K a multiple of 8; C a multiple of 8, or (the padded_c "
+      "kernels) any other C, x and w then staged with zero channels in the workspace; deterministic";
 
   static std::string support(const problem_type& p) {
     if (p.mode != TSRP_CROSS_CORRELATION) {
@@ -180,9 +233,12 @@ struct fprop3d_traits {
     if (p.groups != 1) return "groups " + std::to_string(p.groups) + " not supported (dense convolution only)";
     if (p.output_scale_count != 0) return "output scales not supported (they belong to int8 convolutions)";
     if (p.w.dims[1] != p.x.dims[1]) return "w's channels differ from x's";
-    if (p.x.dims[1] % 8 != 0) {
-      return "x has " + std::to_string(p.x.dims[1]) + " channels (C), not a multiple of 8 (16-byte TMA rows)";
+    if (!Padded && p.x.dims[1] % 8 != 0) {
+      return "x has " + std::to_string(p.x.dims[1]) + " channels (C), not a multiple of 8 (16-byte TMA rows; the "
+             "padded_c kernels take it)";
     }
+    if (Padded && p.x.dims[1] % 8 == 0) return "C is a multiple of 8: the kernels without channel padding take it";
+    if (Padded && p.x.dims[1] > 4096) return "x has more than 4096 channels: padding them serves few-channel layers";
     if (p.w.dims[0] % 8 != 0) {
       return "w has " + std::to_string(p.w.dims[0]) + " filters (K), not a multiple of 8 (16-byte TMA rows)";
     }
@@ -200,22 +256,27 @@ struct fprop3d_traits {
     if (p.x.dims[1] == 0) return "x has 0 channels: nothing for the tensor cores to reduce";
     // TMA's im2col limits for 5-D tensors (corner and filter-offset ranges) are CUTLASS's check.
     return igemm::cutlass_support<typename config::device>(
-        fprop3d_arguments<config>(geometry_of(p), nullptr, nullptr, nullptr, 1.0f, 0.0f), "3-D fprop");
+        fprop3d_arguments<config>(geometry_of(p, Padded), nullptr, nullptr, nullptr, 1.0f, 0.0f), "3-D fprop");
   }
 
   static size_t workspace(const problem_type& p) {
     if (element_count(p.y) == 0) return 0;
-    return config::device::get_workspace_size(
-        fprop3d_arguments<config>(geometry_of(p), nullptr, nullptr, nullptr, 1.0f, 0.0f));
+    const ndhwc_geometry g = geometry_of(p, Padded);
+    const size_t inner =
+        config::device::get_workspace_size(fprop3d_arguments<config>(g, nullptr, nullptr, nullptr, 1.0f, 0.0f));
+    return Padded ? padded_fprop3d_space<element>::bytes(g, inner) : inner;
   }
 
   // The forward's wave model with the depth folded into the pixels and the taps.
+  // The padded form adds its staging: x' and w' written and read back.
   static double estimate_us(const problem_type& p) {
-    const ndhwc_geometry g = geometry_of(p);
+    const ndhwc_geometry g = geometry_of(p, Padded);
     igemm::gemm_work work;
     work.m = double(g.n) * g.o * g.p * g.q;
     work.n = g.k;
     work.k_iterations = double(g.t) * g.r * g.s * std::ceil(double(g.c) / config::tile_k);
+    if (Padded)
+      work.staging_bytes = double(padded_fprop3d_space<element>::x_bytes(g) + padded_fprop3d_space<element>::w_bytes(g));
     return igemm::wave_estimate_us(config::tile_m, config::tile_n, config::tile_k, work);
   }
 
@@ -224,20 +285,37 @@ struct fprop3d_traits {
     require_pointer(a.x, element_count(p.x), "x");
     require_pointer(a.w, element_count(p.w), "w");
     require_pointer(a.y, element_count(p.y), "y");
-    igemm::require_tma_alignment(a.x, "x");
-    igemm::require_tma_alignment(a.w, "w");
     igemm::require_tma_alignment(a.y, "y");
-    igemm::launch<typename config::device>(
-        fprop3d_arguments<config>(geometry_of(p), a.x, a.w, a.y, a.alpha, a.beta), workspace, ctx.stream(),
-        "3-D fprop");
+    const ndhwc_geometry g = geometry_of(p, Padded);
+    if constexpr (Padded) {
+      require_pointer(workspace, 1, "workspace");
+      const padded_fprop3d_space<element> space(workspace, g);
+      const int channels = static_cast<int>(p.x.dims[1]);
+      igemm::stage_zero_channels<element>(a.x, space.x, int64_t{g.n} * g.d * g.h * g.w, channels, g.c, ctx.sm_count(),
+                                          ctx.stream(), "launching x's channel padding (3-D fprop)");
+      igemm::stage_zero_channels<element>(a.w, space.w, int64_t{g.k} * g.t * g.r * g.s, channels, g.c, ctx.sm_count(),
+                                          ctx.stream(), "launching w's channel padding (3-D fprop)");
+      igemm::launch<typename config::device>(fprop3d_arguments<config>(g, space.x, space.w, a.y, a.alpha, a.beta),
+                                             space.inner, ctx.stream(), "3-D fprop on padded channels");
+    } else {
+      igemm::require_tma_alignment(a.x, "x");
+      igemm::require_tma_alignment(a.w, "w");
+      igemm::launch<typename config::device>(fprop3d_arguments<config>(g, a.x, a.w, a.y, a.alpha, a.beta), workspace,
+                                             ctx.stream(), "3-D fprop");
+    }
   }
 };
 
 }  // namespace
 
 void add_conv_igemm_3d_kernels(kernel_list& out) {
-  out.push_back(make_kernel<fprop3d_traits<TSRP_DATA_HALF>>());
-  out.push_back(make_kernel<fprop3d_traits<TSRP_DATA_BFLOAT16>>());
+  constexpr int32_t f16 = TSRP_DATA_HALF, bf16 = TSRP_DATA_BFLOAT16;
+  out.push_back(make_kernel<fprop3d_traits<f16, fprop3d_choice<f16, fprop3d_tile::wide>, false>>());
+  out.push_back(make_kernel<fprop3d_traits<bf16, fprop3d_choice<bf16, fprop3d_tile::wide>, false>>());
+  out.push_back(make_kernel<fprop3d_traits<f16, fprop3d_choice<f16, fprop3d_tile::narrow>, false>>());
+  out.push_back(make_kernel<fprop3d_traits<bf16, fprop3d_choice<bf16, fprop3d_tile::narrow>, false>>());
+  out.push_back(make_kernel<fprop3d_traits<f16, fprop3d_padded_choice<f16>, true>>());
+  out.push_back(make_kernel<fprop3d_traits<bf16, fprop3d_padded_choice<bf16>, true>>());
 }
 
 }  // namespace tessera::cuda

@@ -463,12 +463,13 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
   }
   // Channel vectors go through shared-memory tiles unless no tile fits (huge windows) or a
   // stride exceeds its window; then one thread per output reads its window from global memory.
-  // TESSERA_CUDA_POOL_DISJOINT_DIRECT=1 sends windows that do not overlap at all (stride = window
-  // in some dims, beyond it in the others: the 3-D U-Net's 2x2x2/2, which ran at 0.11-0.70x
-  // cuDNN's speed on the tiles, H200 2026-12-03) to the direct kernel too: each input is read by
-  // one window only, so a tile's staging in shared memory saves no reads. Written without a GPU
-  // (2026-12-05); off until an H200 run has timed it (tools/gpu/device_run.sh variants pool_disjoint).
-  static const bool disjoint_direct = launch_override("TESSERA_CUDA_POOL_DISJOINT_DIRECT", 0, 0, 1) == 1;
+  // Windows that do not overlap at all (stride = window in some dims, beyond it in the others: the
+  // 3-D U-Net's 2x2x2/2) go to the direct kernel too: each input is read by one window only, so a
+  // tile's staging in shared memory saves no reads. On the H200 (2026-12-05, ~12:00 UTC,
+  // tools/gpu/device_run.sh variants pool_disjoint; cuDNN's time / ours in the same process) the
+  // U-Net's three fp16 pools ran at 1.89, 1.07 and 0.98 on the direct kernel against 0.11, 0.36
+  // and 0.74 on the tiles. TESSERA_CUDA_POOL_DISJOINT_DIRECT=0 sends them to the tiles, to measure.
+  static const bool disjoint_direct = launch_override("TESSERA_CUDA_POOL_DISJOINT_DIRECT", 1, 0, 1) == 1;
   bool disjoint = true;
   for (int d = 0; d < spatial_slots; ++d) disjoint = disjoint && g.stride[d] >= g.window[d];
   const tile_plan plan = w == walk::channel_vectors && !(disjoint_direct && disjoint)

@@ -222,21 +222,34 @@ int persistent_switch() {
 
 bool persistent_switched_on() { return persistent_switch() != 0; }
 
-// Warps a block of the persistent kernels: 8 (measured; the default) or 16 under
-// TESSERA_CUDA_RNN_PERSISTENT_WARPS=16 (an experiment, rnn_persistent_layout.hpp). Read once, so
-// that the workspace query and the run plan alike.
-int persistent_block_warps() {
-  static const int warps =
-      launch_override("TESSERA_CUDA_RNN_PERSISTENT_WARPS", persistent_warps, persistent_warps, persistent_max_warps) ==
-              persistent_max_warps
-          ? persistent_max_warps
-          : persistent_warps;
-  return warps;
+// Warps a block of the persistent kernels, per pass. Measured on the H200 (2026-12-05, ~12:05 UTC;
+// one device call, one bench process per block size, the 2-layer H 1024 T 128 N 64 fp16 problems,
+// tools/gpu/device_run.sh variant rnn_warps): 16 warps took the forward from 4.025 to 3.708 ms (LSTM inference), 4.128 to 3.807
+// (LSTM training forward), 3.799 to 3.459 and 3.893 to 3.52 (GRU), where the 8-warp form is
+// latency-bound on 2 warps a scheduler; backward data under 16 lost (GRU training backward 9.97 ->
+// 11.91 ms, LSTM about even), so it keeps 8. TESSERA_CUDA_RNN_PERSISTENT_WARPS=8 or 16 sets both
+// passes. Read once, so that the workspace query and the run plan alike (the choice below depends
+// only on the problem's sizes).
+int forced_persistent_warps() {
+  static const int forced =
+      launch_override("TESSERA_CUDA_RNN_PERSISTENT_WARPS", 0, persistent_warps, persistent_max_warps);
+  return forced == persistent_warps || forced == persistent_max_warps ? forced : 0;
 }
 
+// The pass's preferred block size; when its plan does not fit (16 warps hold more products in
+// shared memory) and no size was forced, the other size's plan, so that the forward never drops to
+// the stepwise kernels where the 8-warp form it had before fits.
 persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass = persistent_pass::forward) {
-  return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H),
-                            static_cast<int32_t>(g.N), g.es, persistent_block_warps());
+  auto plan_of = [&](int warps) {
+    return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H),
+                              static_cast<int32_t>(g.N), g.es, warps);
+  };
+  if (const int forced = forced_persistent_warps()) return plan_of(forced);
+  const int preferred = pass == persistent_pass::forward ? persistent_max_warps : persistent_warps;
+  const persistent_plan plan = plan_of(preferred);
+  if (plan.fits) return plan;
+  const persistent_plan other = plan_of(preferred == persistent_warps ? persistent_max_warps : persistent_warps);
+  return other.fits ? other : plan;
 }
 
 std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {

@@ -58,10 +58,10 @@
 
 namespace tessera::cuda::rnn {
 
-// Threads a block: 256 (8 warps, the form measured on 2026-12-05), or 512 (16 warps) as an
-// experiment (TESSERA_CUDA_RNN_PERSISTENT_WARPS=16; ncu found the 8-warp forward latency-bound: 2
-// warps a scheduler, 6.3 cycles between a warp's instructions). The kernels are instantiated per
-// block size, so the 8-warp ones compile as they did when they were measured.
+// Threads a block: 256 (8 warps) or 512 (16 warps). ncu found the 8-warp forward latency-bound (2
+// warps a scheduler, 6.3 cycles between a warp's instructions); 16 warps are the forward's default
+// since they measured ~8-10 % faster, backward data keeps 8 (persistent_plan_for in
+// rnn_kernels.cu says why). The kernels are instantiated per block size.
 constexpr int persistent_threads = 256;
 constexpr int persistent_warps = persistent_threads / 32;
 constexpr int persistent_max_warps = 16;

@@ -147,12 +147,27 @@ ref::tolerance rnn_tolerance(int32_t dt, bool gradient, int64_t steps_times_batc
   }
 }
 
+// cuDNN's own f16/bf16 weight gradients (the vendor plugin, plugins/cudnn) are further off: on the
+// H200 (2026-12-05, 14:00 UTC) the same 2-layer LSTM gave cuDNN 9.19 bias-gradient errors of 16
+// ulps (0.0078 at 0.66; 4 of 56320 values) where ours stay within the sqrt(T*N) bound. That is what
+// a sum carried in the storage type one term after another gives: its error bound grows linearly
+// in the number of terms, so the vendor's weight gradients get that growth, T*N/16 past 16. Ours
+// keep the tighter bound: a regression of our own kernels must still fail.
+ref::tolerance vendor_weight_gradient_tolerance(int32_t dt, int64_t steps_times_batch) {
+  if (dt == TSRP_DATA_FLOAT) return rnn_tolerance(dt, true, steps_times_batch);
+  const double growth = std::max(1.0, static_cast<double>(steps_times_batch) / 16.0);
+  const double base = dt == TSRP_DATA_HALF ? 2e-3 : 8e-2;
+  return {base * growth, base * growth};
+}
+
 // Everything one case needs on the host and the device.
 struct rnn_case {
   const rnn_shape& s;
   tsrDataType_t dt;
   bool batch_major;
   bool with_states;  // hx, cx given and hy, cy (dhy, dcy, dhx, dcx) wanted
+  // The vendor's f16/bf16 weight gradients: see vendor_weight_gradient_tolerance.
+  bool vendor_weight_gradients = false;
   tsrHandle_t h;
   ref::rnn_config cfg = config_of(s);
   tsrRnnDescriptor_t rnn = nullptr;
@@ -274,6 +289,8 @@ bool run_rnn_case(rnn_case& k, bool training, tsrAlgo_t fwd_algo, tsrAlgo_t bwd_
   const ref::rnn_backward_result b =
       ref::rnn_backward(k.cfg, rx, rhx, rcx, rw, dense(dy, k.batch_major), rdhy, rdcy);
   const ref::tolerance btol = rnn_tolerance(k.dt, true, k.s.T * k.s.N);
+  const ref::tolerance wtol =
+      k.vendor_weight_gradients ? vendor_weight_gradient_tolerance(k.dt, k.s.T * k.s.N) : btol;
   bdx.download(dx);
   expect_matches("dx", dx, from_dense(k.xt, b.dx, k.batch_major), btol);
   if (st) {
@@ -297,7 +314,7 @@ bool run_rnn_case(rnn_case& k, bool training, tsrAlgo_t fwd_algo, tsrAlgo_t bwd_
   for (size_t i = 0; i < added.size(); ++i) added[i] += dw0.data()[i];
   ref::host_tensor got(k.wt);
   bdw.download(got);
-  expect_matches("dw (add)", got, flat_from(k.wt, added), btol);
+  expect_matches("dw (add)", got, flat_from(k.wt, added), wtol);
   ref::host_tensor poison(k.wt);
   ref::fill_poison(poison);
   bdw.upload(poison);
@@ -306,7 +323,7 @@ bool run_rnn_case(rnn_case& k, bool training, tsrAlgo_t fwd_algo, tsrAlgo_t bwd_
                             k.w_bytes);
   EXPECT_EQ(s, TSR_STATUS_SUCCESS) << last_error();
   bdw.download(got);
-  expect_matches("dw (set)", got, flat_from(k.wt, b.dw), btol);
+  expect_matches("dw (set)", got, flat_from(k.wt, b.dw), wtol);
   return true;
 }
 
@@ -363,6 +380,7 @@ TEST_P(RnnConformance, training_forward_backward_data_and_weights_match_the_refe
         const bool states = (seed % 3) != 1;
         SCOPED_TRACE(backend + " " + case_label(s, dt, bm, states));
         rnn_case k(s, dt, bm, states, h_);
+        k.vendor_weight_gradients = backend == "cudnn";
         std::string why;
         if (run_rnn_case(k, true, fwd[0].algo, bwd_data[0].algo, bwd_weights[0].algo, seed, &why)) {
           ++t.ran;

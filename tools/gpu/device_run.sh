@@ -335,15 +335,15 @@ if has variants; then
   fi
   if want pool_disjoint; then
     # Max pooling with windows that do not overlap (the 3-D U-Net's 2x2x2/2) on the direct kernel
-    # (TESSERA_CUDA_POOL_DISJOINT_DIRECT=1) or the tiles (0), beside cuDNN, checked against the
-    # reference (--mode=CP), then the pooling conformance under 1.
+    # (TESSERA_CUDA_POOL_DISJOINT_DIRECT=1, the default since 2026-12-05) or the tiles (0), beside
+    # cuDNN, checked against the reference (--mode=CP), then the pooling conformance under 0.
     { echo "--pool --alg=max --dir=FWD_D"; grep -E 'kd2sd2_nunet3d:pool' "$c/suites/unet3d.txt"; } > "$out/disjoint_pools.txt"
     for v in 1 0; do
       env TESSERA_CUDA_POOL_DISJOINT_DIRECT=$v timeout $(lim 90) "$c/bin/tessera-bench" --mode=CP --dt=f16 --tag=nhwc \
           --backend=cuda,cudnn --batch="$out/disjoint_pools.txt" > "$out/variant_pool_disjoint_$v.txt" 2>&1
       row "pool_disjoint $v" "rc=$? $(grep -oE 'ratio [0-9.]+' "$out/variant_pool_disjoint_$v.txt" | tr '\n' ' ') $(tail -1 "$out/variant_pool_disjoint_$v.txt" | cut -c1-50)"
     done
-    test_variant TESSERA_CUDA_POOL_DISJOINT_DIRECT 1 pool_disjoint '*Pooling*/cuda'
+    test_variant TESSERA_CUDA_POOL_DISJOINT_DIRECT 0 pool_disjoint '*Pooling*/cuda'
   fi
   if want pool_max3x3s2; then
     # Both anchor pooling lines (forward, then backward) under each kernel choice per direction.
@@ -399,17 +399,20 @@ if has variants; then
     done
   fi
   if want rnn_warps; then
-    # The persistent RNN kernels with 16 warps a block (TESSERA_CUDA_RNN_PERSISTENT_WARPS=16, not
-    # yet run on a GPU; the 8-warp kernels are the measured default): the RNN conformance and the
-    # graph capture under 16, then the large LSTM and GRU beside cuDNN under 8 and 16.
-    test_variant TESSERA_CUDA_RNN_PERSISTENT_WARPS 16 rnn_warps '*Rnn*/cuda'
-    env TESSERA_CUDA_RNN_PERSISTENT_WARPS=16 timeout $(lim 60) "$c/bin/tessera_cuda_graph_capture_test" > "$out/variant_rnn_warps_capture.log" 2>&1
-    row "rnn_warps 16 capture" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_rnn_warps_capture.log" | tr '\n' ' ')"
+    # The persistent RNN kernels' block size (default since 2026-12-05: 16 warps for the forward, 8
+    # for backward data; TESSERA_CUDA_RNN_PERSISTENT_WARPS=8 or 16 forces both passes): the RNN
+    # conformance and the graph capture under each forced size, then the large LSTM and GRU beside
+    # cuDNN under the default and each forced size.
+    for v in 8 16; do
+      test_variant TESSERA_CUDA_RNN_PERSISTENT_WARPS $v rnn_warps '*Rnn*/cuda'
+      env TESSERA_CUDA_RNN_PERSISTENT_WARPS=$v timeout $(lim 60) "$c/bin/tessera_cuda_graph_capture_test" > "$out/variant_rnn_warps_capture_$v.log" 2>&1
+      row "rnn_warps $v capture" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/variant_rnn_warps_capture_$v.log" | tr '\n' ' ')"
+    done
     { echo '--rnn --dt=f16 --cell=vanilla_lstm --direction=left2right'
       grep -E '^--(prop|cell)=(FWD_I|FWD_D|BWD_DW|vanilla_gru)' "$c/suites/lstm.txt" | grep -E '_lm$|^--cell=vanilla_gru$'
     } > "$out/rnn_warps_problems.txt"
-    for v in 8 16; do
-      env TESSERA_CUDA_RNN_PERSISTENT_WARPS=$v timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
+    for v in default 8 16; do
+      env TESSERA_CUDA_RNN_PERSISTENT_WARPS=${v/default/} timeout $(lim 120) "$c/bin/tessera-bench" --mode=P --backend=cuda,cudnn \
           --batch="$out/rnn_warps_problems.txt" > "$out/variant_rnn_warps_$v.txt" 2>&1
       row "rnn_warps $v" "rc=$? $(grep -oE '[0-9.]+ms' "$out/variant_rnn_warps_$v.txt" | tr '\n' ' ' | cut -c1-110)"
     done

@@ -67,8 +67,10 @@ cases = [("relu fp16", r"--eltwise.*relu", "relu_fp16_TBps", "411MB"),
          ("bnorm backward fp16", r"--bnorm.*BWD_DW", None, "411MB"),
          ("maxpool 3x3/2 fp16", r"--pool.*max.*FWD_D", "maxpool3s2_fp16_TBps", "411MB"),
          ("maxpool backward fp16", r"--pool.*max.*BWD_D", None, "411MB"),
-         ("softmax fp16", r"--softmax", "softmax_fp16_TBps", "128MB"),
-         ("layernorm fp16", r"--lnorm", "layernorm_fp16_TBps", "128MB")]
+         ("softmax fp16", r"--softmax.* 65536x1024", "softmax_fp16_TBps", "128MB"),
+         ("layernorm fp16", r"--lnorm.* 65536x1024", "layernorm_fp16_TBps", "128MB"),
+         ("softmax fp16 512MB", r"--softmax.* 262144x1024", None, None),
+         ("layernorm fp16 512MB", r"--lnorm.* 262144x1024", None, None)]
 for name, pattern, key, size in cases:
     r = find(pattern)
     ours = r["rate"] / 1e3 if r and r["rate"] and r["status"] == "PASSED" else None
