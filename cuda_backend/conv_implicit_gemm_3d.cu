@@ -268,16 +268,32 @@ struct fprop3d_traits {
   }
 
   // The forward's wave model with the depth folded into the pixels and the taps.
-  // The padded form adds its staging: x' and w' written and read back.
-  static double estimate_us(const problem_type& p) {
-    const ndhwc_geometry g = geometry_of(p, Padded);
+  // The forward's wave model with the depth folded into the pixels and the taps; the padded form
+  // adds its staging (x' and w' written and read back).
+  template <typename Tile>
+  static double wave_estimate(const ndhwc_geometry& g) {
     igemm::gemm_work work;
     work.m = double(g.n) * g.o * g.p * g.q;
     work.n = g.k;
-    work.k_iterations = double(g.t) * g.r * g.s * std::ceil(double(g.c) / config::tile_k);
+    work.k_iterations = double(g.t) * g.r * g.s * std::ceil(double(g.c) / Tile::tile_k);
     if (Padded)
       work.staging_bytes = double(padded_fprop3d_space<element>::x_bytes(g) + padded_fprop3d_space<element>::w_bytes(g));
-    return igemm::wave_estimate_us(config::tile_m, config::tile_n, config::tile_k, work);
+    return igemm::wave_estimate_us(Tile::tile_m, Tile::tile_n, Tile::tile_k, work);
+  }
+
+  // The narrow tile ranks after the wide one on layers of more than 64 filters. The wave model,
+  // calibrated on 2-D layers of wide tiles, has the narrow tile ahead there too, but measured it
+  // was not: 3-D U-Net layers of 128 filters took 0.0997 ms (dec3a, 384 channels) and 0.043 (dec3b)
+  // on the narrow tile (H100, 2026-12-05, 12:20 UTC) against 0.067 and 0.034 on the wide one (H200,
+  // 12:05 UTC; the two GPUs share their tensor-core rate); with 32 or 64 filters the narrow tile
+  // won by 1.3-2.3x (enc1b 0.150 vs 0.286, dec1a 0.254 vs 0.590). A tuned result still measures
+  // both.
+  static double estimate_us(const problem_type& p) {
+    const ndhwc_geometry g = geometry_of(p, Padded);
+    using wide = typename fprop3d_choice<DataType, fprop3d_tile::wide>::config;
+    const bool narrow = config::tile_n < wide::tile_n;
+    if (narrow && !Padded && g.k > 64) return wave_estimate<wide>(g) + 1.0;
+    return wave_estimate<config>(g);
   }
 
   static void run(cuda_context& ctx, const problem_type& p, const args_type& a, void* workspace, size_t) {
