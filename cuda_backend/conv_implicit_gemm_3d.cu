@@ -107,31 +107,18 @@ typename Config::arguments fprop3d_arguments(const ndhwc_geometry& g, const void
 // U-Net's full-resolution layers have 32 filters and 16 to 96 channels, where that tile computes
 // 4x more columns than there are filters and, at 16 channels, pads each tap's 64-channel k-step
 // 4x: there it ran at 0.32-0.50 of cuDNN's speed (H200, 2026-12-05, suite unet3d: enc1b, dec1a,
-// dec1b). 128x32x32 fits those layers exactly (16 channels: half a k-step); the wave model
-// (estimate_us) ranks the two, a tuned result overrides it.
+// dec1b). 128x32x32 fits those layers exactly (16 channels: half a k-step). estimate_us ranks the
+// two (the wave model, and the narrow tile after the wide one above 64 filters); a tuned result
+// overrides it.
 enum class fprop3d_tile { wide, narrow };
 
 template <int32_t DataType, fprop3d_tile Tile>
-struct fprop3d_choice;
-template <>
-struct fprop3d_choice<TSRP_DATA_HALF, fprop3d_tile::wide> {
-  using config = fprop3d_sm90<TSRP_DATA_HALF, 128, 128, 64, 2>;
-  static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x128x64_f16";
-};
-template <>
-struct fprop3d_choice<TSRP_DATA_BFLOAT16, fprop3d_tile::wide> {
-  using config = fprop3d_sm90<TSRP_DATA_BFLOAT16, 128, 128, 64, 2>;
-  static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x128x64_bf16";
-};
-template <>
-struct fprop3d_choice<TSRP_DATA_HALF, fprop3d_tile::narrow> {
-  using config = fprop3d_sm90<TSRP_DATA_HALF, 128, 32, 32, 2>;
-  static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x32x32_f16";
-};
-template <>
-struct fprop3d_choice<TSRP_DATA_BFLOAT16, fprop3d_tile::narrow> {
-  using config = fprop3d_sm90<TSRP_DATA_BFLOAT16, 128, 32, 32, 2>;
-  static constexpr const char* name = "conv_fwd_igemm3d_sm90_128x32x32_bf16";
+struct fprop3d_choice {
+  static constexpr bool wide = Tile == fprop3d_tile::wide, f16 = DataType == TSRP_DATA_HALF;
+  using config = fprop3d_sm90<DataType, 128, wide ? 128 : 32, wide ? 64 : 32, 2>;
+  static constexpr const char* name =
+      wide ? (f16 ? "conv_fwd_igemm3d_sm90_128x128x64_f16" : "conv_fwd_igemm3d_sm90_128x128x64_bf16")
+           : (f16 ? "conv_fwd_igemm3d_sm90_128x32x32_f16" : "conv_fwd_igemm3d_sm90_128x32x32_bf16");
 };
 
 // C not a multiple of 8 (the U-Net's one-channel input layer, 0.18 of cuDNN's speed on the direct
