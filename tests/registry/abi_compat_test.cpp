@@ -5,17 +5,27 @@
 
 #include <tessera/tessera.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 using namespace tessera::testing;
 
-TEST(AbiCompatibility, a_plugin_built_against_abi_1_still_loads_and_runs) {
-  ASSERT_OK(tsrLoadPlugin(TESSERA_ABI_V1_PLUGIN));
+namespace {
+
+// Loads the plugin at `path` and checks that the registry took it at ABI version `abi`.
+void expect_loaded_at_abi(const char* path, const char* file, uint32_t abi) {
+  ASSERT_OK(tsrLoadPlugin(path));
   tsrPluginInfo_t info{};
-  ASSERT_GE(find_plugin_by_file("libabi-v1-plugin.so", &info), 0);
+  ASSERT_GE(find_plugin_by_file(file, &info), 0);
   EXPECT_EQ(info.loaded, 1) << info.reason;
-  EXPECT_EQ(info.abi_version, 1u);
+  EXPECT_EQ(info.abi_version, abi);
+}
+
+}  // namespace
+
+TEST(AbiCompatibility, a_plugin_built_against_abi_1_still_loads_and_runs) {
+  ASSERT_NO_FATAL_FAILURE(expect_loaded_at_abi(TESSERA_ABI_V1_PLUGIN, "libabi-v1-plugin.so", 1u));
   tessera::handle h(TSR_DEVICE_CPU, 0);
   tessera::activation_desc relu(TSR_ACTIVATION_RELU);
   tessera::tensor_desc x(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 1, 1, 4});
@@ -30,11 +40,7 @@ TEST(AbiCompatibility, a_plugin_built_against_abi_1_still_loads_and_runs) {
 // Find still measures on it, and a y larger than the device goes to the allocator, which refuses
 // it (the path of every device that cannot say: no up-front refusal, the allocator answers).
 TEST(AbiCompatibility, a_device_plugin_of_abi_3_loads_and_find_measures_on_it_without_memory_info) {
-  ASSERT_OK(tsrLoadPlugin(TESSERA_FAKE_DEVICE_ABI3_PLUGIN));
-  tsrPluginInfo_t info{};
-  ASSERT_GE(find_plugin_by_file("libfake-device-abi3.so", &info), 0);
-  EXPECT_EQ(info.loaded, 1) << info.reason;
-  EXPECT_EQ(info.abi_version, 3u);
+  ASSERT_NO_FATAL_FAILURE(expect_loaded_at_abi(TESSERA_FAKE_DEVICE_ABI3_PLUGIN, "libfake-device-abi3.so", 3u));
   tessera::handle h(TSR_DEVICE_CUDA, 0);  // fakedev serves device kind CUDA (TESSERA_BACKENDS: alone)
   tessera::tensor_desc x(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {1, 4, 8, 8});
   tessera::tensor_desc w(TSR_TENSOR_NCHW, TSR_DATA_FLOAT, {4, 4, 3, 3});
