@@ -226,6 +226,11 @@ struct fprop3d_traits {
     }
     if (Padded && p.x.dims[1] % 8 == 0) return "C is a multiple of 8: the kernels without channel padding take it";
     if (Padded && p.x.dims[1] > 4096) return "x has more than 4096 channels: padding them serves few-channel layers";
+    const int64_t padded_x_elements =
+        p.x.dims[1] > 0 ? element_count(p.x) / p.x.dims[1] * igemm::padded_channel_count(static_cast<int>(p.x.dims[1]))
+                        : 0;
+    if (Padded && padded_x_elements > (int64_t{1} << 38))
+      return "x with its channels padded to a multiple of 8 is too large for a TMA descriptor";
     if (p.w.dims[0] % 8 != 0) {
       return "w has " + std::to_string(p.w.dims[0]) + " filters (K), not a multiple of 8 (16-byte TMA rows)";
     }
@@ -254,7 +259,6 @@ struct fprop3d_traits {
     return Padded ? padded_fprop3d_space<element>::bytes(g, inner) : inner;
   }
 
-  // The forward's wave model with the depth folded into the pixels and the taps.
   // The forward's wave model with the depth folded into the pixels and the taps; the padded form
   // adds its staging (x' and w' written and read back).
   template <typename Tile>
@@ -263,8 +267,8 @@ struct fprop3d_traits {
     work.m = double(g.n) * g.o * g.p * g.q;
     work.n = g.k;
     work.k_iterations = double(g.t) * g.r * g.s * std::ceil(double(g.c) / Tile::tile_k);
-    if (Padded)
-      work.staging_bytes = double(padded_fprop3d_space<element>::x_bytes(g) + padded_fprop3d_space<element>::w_bytes(g));
+    using space = padded_fprop3d_space<element>;
+    if (Padded) work.staging_bytes = double(space::x_bytes(g) + space::w_bytes(g));
     return igemm::wave_estimate_us(Tile::tile_m, Tile::tile_n, Tile::tile_k, work);
   }
 
@@ -292,6 +296,9 @@ struct fprop3d_traits {
     const ndhwc_geometry g = geometry_of(p, Padded);
     if constexpr (Padded) {
       require_pointer(workspace, 1, "workspace");
+      // x' and w' start in the workspace and are TMA operands (16-byte aligned); thrown before
+      // anything is written.
+      igemm::require_tma_alignment(workspace, "workspace");
       const padded_fprop3d_space<element> space(workspace, g);
       const int channels = static_cast<int>(p.x.dims[1]);
       igemm::stage_zero_channels<element>(a.x, space.x, int64_t{g.n} * g.d * g.h * g.w, channels, g.c, ctx.sm_count(),

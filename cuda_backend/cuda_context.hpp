@@ -5,8 +5,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 namespace tessera::cuda {
 
@@ -38,7 +42,31 @@ class cuda_context {
   // Capped at the grid limit (the kernels then take larger shares). Never zero.
   static unsigned int share_blocks(int64_t items, int64_t per_block) noexcept;
 
+  // How many blocks of `kernel` (at `threads` a block and `shared_bytes` of dynamic shared memory)
+  // this context's device holds resident at once, as `query()` finds it (an occupancy query after
+  // raising the kernel's shared-memory limit: rnn_persistent_launch.cu), asked once per context
+  // and kernel shape, then remembered: the driver's answers cost microseconds a call. Per context,
+  // not per process: a kernel's attributes belong to the driver context they were set in.
+  // Thread-safe; a query that throws remembers nothing.
+  template <typename Query>
+  int64_t resident_blocks(const void* kernel, int threads, size_t shared_bytes, Query&& query) const {
+    const residency_key key{kernel, threads, shared_bytes};
+    std::lock_guard<std::mutex> lock(residency_mutex_);
+    auto found = residency_.find(key);
+    if (found == residency_.end()) found = residency_.emplace(key, query()).first;
+    return found->second;
+  }
+
  private:
+  struct residency_key {
+    const void* kernel;
+    int threads;
+    size_t shared_bytes;
+    bool operator<(const residency_key& o) const {
+      return std::tie(kernel, threads, shared_bytes) < std::tie(o.kernel, o.threads, o.shared_bytes);
+    }
+  };
+
   cuda_context(int32_t device_ordinal, int sm_count, int cc_major, int cc_minor) noexcept
       : device_ordinal_(device_ordinal), sm_count_(sm_count), cc_major_(cc_major), cc_minor_(cc_minor) {}
 
@@ -47,6 +75,8 @@ class cuda_context {
   int sm_count_;
   int cc_major_;
   int cc_minor_;
+  mutable std::mutex residency_mutex_;
+  mutable std::map<residency_key, int64_t> residency_;
 };
 
 // The context pointer the host passes back; throws BAD_PARAM for null.

@@ -470,7 +470,8 @@ void run_forward(pool_path path, cuda_context& ctx, const tsrpPoolingProblem& p,
   // U-Net's three fp16 pools ran at 1.89, 1.07 and 0.98 on the direct kernel against 0.11, 0.36
   // and 0.74 on the tiles. TESSERA_CUDA_POOL_DISJOINT_DIRECT=0 sends them to the tiles, to measure.
   static const bool disjoint_direct = launch_override("TESSERA_CUDA_POOL_DISJOINT_DIRECT", 1, 0, 1) == 1;
-  bool disjoint = true;
+  // Max pooling only: the measurement was of max pools; average pooling keeps the tiles.
+  bool disjoint = p.mode == TSRP_POOLING_MAX;
   for (int d = 0; d < spatial_slots; ++d) disjoint = disjoint && g.stride[d] >= g.window[d];
   const tile_plan plan = w == walk::channel_vectors && !(disjoint_direct && disjoint)
                              ? choose_tile_plan(g, vector_lanes(p.x.data_type), false, 0, ctx.sm_count())

@@ -224,32 +224,46 @@ bool persistent_switched_on() { return persistent_switch() != 0; }
 
 // Warps a block of the persistent kernels, per pass. Measured on the H200 (2026-12-05, ~12:05 UTC;
 // one device call, one bench process per block size, the 2-layer H 1024 T 128 N 64 fp16 problems,
-// tools/gpu/device_run.sh variant rnn_warps): 16 warps took the forward from 4.025 to 3.708 ms (LSTM inference), 4.128 to 3.807
-// (LSTM training forward), 3.799 to 3.459 and 3.893 to 3.52 (GRU), where the 8-warp form is
-// latency-bound on 2 warps a scheduler; backward data under 16 lost (GRU training backward 9.97 ->
-// 11.91 ms, LSTM about even), so it keeps 8. TESSERA_CUDA_RNN_PERSISTENT_WARPS=8 or 16 sets both
-// passes. Read once, so that the workspace query and the run plan alike (the choice below depends
-// only on the problem's sizes).
+// tools/gpu/device_run.sh variant rnn_warps): 16 warps took the forward from 4.025 to 3.708 ms
+// (LSTM inference), 4.128 to 3.807 (LSTM training forward), 3.799 to 3.459 and 3.893 to 3.52
+// (GRU), where the 8-warp form is latency-bound on 2 warps a scheduler; backward data under 16
+// lost (GRU training backward 9.97 -> 11.91 ms, LSTM about even), so it keeps 8. The H100 agreed
+// (12:20 UTC: the mixed default within 1 % of the best of all-8, all-16 and itself on all six
+// problems, the fastest on both backward ones).
+// TESSERA_CUDA_RNN_PERSISTENT_WARPS=8 or 16 sets both passes; read once. Which plan a call takes
+// depends only on the problem's sizes and the device, so the workspace (which no plan changes)
+// and the run agree.
 int forced_persistent_warps() {
   static const int forced =
       launch_override("TESSERA_CUDA_RNN_PERSISTENT_WARPS", 0, persistent_warps, persistent_max_warps);
   return forced == persistent_warps || forced == persistent_max_warps ? forced : 0;
 }
 
-// The pass's preferred block size; when its plan does not fit (16 warps hold more products in
-// shared memory) and no size was forced, the other size's plan, so that the forward never drops to
-// the stepwise kernels where the 8-warp form it had before fits.
-persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass = persistent_pass::forward) {
-  auto plan_of = [&](int warps) {
-    return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H),
-                              static_cast<int32_t>(g.N), g.es, warps);
-  };
-  if (const int forced = forced_persistent_warps()) return plan_of(forced);
+// A pass's plan for a block size.
+persistent_plan persistent_plan_with(const rnn_geometry& g, persistent_pass pass, int warps) {
+  return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H), static_cast<int32_t>(g.N),
+                            g.es, warps);
+}
+
+// The pass's preferred block size first, then (when no size was forced) the other: 16 warps hold
+// more products in shared memory, so the forward must not drop to the stepwise kernels where the
+// 8-warp form it had before fits. `fits_device(plan)`: whether the device holds the plan's grid.
+// Returns the first plan that both fits the planning model and the device, else the preferred
+// size's plan (its why_not, or fits with the device refusing: the caller then runs stepwise).
+template <typename FitsDevice>
+persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass, FitsDevice&& fits_device) {
+  if (const int forced = forced_persistent_warps()) return persistent_plan_with(g, pass, forced);
   const int preferred = pass == persistent_pass::forward ? persistent_max_warps : persistent_warps;
-  const persistent_plan plan = plan_of(preferred);
-  if (plan.fits) return plan;
-  const persistent_plan other = plan_of(preferred == persistent_warps ? persistent_max_warps : persistent_warps);
-  return other.fits ? other : plan;
+  const persistent_plan plan = persistent_plan_with(g, pass, preferred);
+  if (plan.fits && fits_device(plan)) return plan;
+  const persistent_plan other =
+      persistent_plan_with(g, pass, preferred == persistent_warps ? persistent_max_warps : persistent_warps);
+  return other.fits && fits_device(other) ? other : plan;
+}
+
+// The plan as the planning model sees it (the registry's support and estimates: no device query).
+persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass = persistent_pass::forward) {
+  return persistent_plan_for(g, pass, [](const persistent_plan&) { return true; });
 }
 
 std::string persistent_support(const tsrpRnnProblem& p, rnn_op op) {
@@ -309,8 +323,11 @@ class rnn_runner {
     bool one_launch = false;
     if constexpr (!std::is_same_v<T, float>) {
       if (persistent) {
-        plan = persistent_plan_for(g);
-        one_launch = plan.fits && persistent_forward_fits_device<T>(ctx_, plan, g.cell);
+        const auto fits_device = [&](const persistent_plan& q) {
+          return persistent_forward_fits_device<T>(ctx_, q, g.cell);
+        };
+        plan = persistent_plan_for(g, persistent_pass::forward, fits_device);
+        one_launch = plan.fits && fits_device(plan);
         if (!one_launch)
           log_message(TSRP_LOG_WARN, "rnn_fwd_*_persistent: the device cannot hold the plan's grid resident at "
                                      "once; running the stepwise kernels instead");
@@ -457,8 +474,11 @@ class rnn_runner {
     bool one_launch = false;
     if constexpr (!std::is_same_v<T, float>) {
       if (persistent) {
-        plan = persistent_plan_for(g, persistent_pass::backward_data);
-        one_launch = plan.fits && persistent_backward_fits_device<T>(ctx_, plan, g.cell);
+        const auto fits_device = [&](const persistent_plan& q) {
+          return persistent_backward_fits_device<T>(ctx_, q, g.cell);
+        };
+        plan = persistent_plan_for(g, persistent_pass::backward_data, fits_device);
+        one_launch = plan.fits && fits_device(plan);
         if (!one_launch)
           log_message(TSRP_LOG_WARN, "rnn_bwd_data_persistent: the device cannot hold the plan's grid resident at "
                                      "once; running the stepwise kernels instead");

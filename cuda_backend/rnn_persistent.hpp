@@ -37,7 +37,7 @@ const void* kernel_for_cell(int32_t cell, int32_t threads) {
 // Whether the current device can hold the plan's grid of `kernel` resident at once (cooperative
 // launch, the plan's shared memory within the device's opt-in size, enough SMs); raises the
 // kernel's shared-memory limit to the device's opt-in size as a side effect. Asked of the driver
-// once per process for each device, kernel, block size and shared memory, then remembered
+// once per context for each kernel, block size and shared memory, then remembered
 // (rnn_persistent_launch.cu).
 bool persistent_grid_fits(const cuda_context& ctx, const persistent_plan& plan, const void* kernel);
 
@@ -48,8 +48,9 @@ bool launch_cooperative(const cuda_context& ctx, const persistent_plan& plan, co
                         const char* what);
 
 // Whether the current device can hold the plan's grid resident at once (cooperative launch and
-// enough SMs at the plan's shared memory); asked once per call, before the workspace's state
-// layout is chosen. Sets the kernels' shared-memory limit as a side effect.
+// enough SMs at the plan's shared memory); asked at each call, before the workspace's state layout
+// is chosen (the driver only once per context: persistent_grid_fits). Sets the kernels'
+// shared-memory limit as a side effect.
 template <typename T>
 bool persistent_forward_fits_device(const cuda_context& ctx, const persistent_plan& plan, int32_t cell);
 

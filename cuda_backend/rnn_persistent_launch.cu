@@ -6,59 +6,42 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <tuple>
 
 namespace tessera::cuda::rnn {
 
 namespace {
 
-// How many blocks of `kernel`, at this block size and shared memory, a device holds resident at
-// once (0: none, or no cooperative launch at all). The answer depends only on these four things,
-// so it is asked of the driver once per process: the queries (two attributes, an attribute set,
-// an occupancy query) cost microseconds of host time that every RNN call would otherwise pay.
-struct residency_key {
-  int32_t device;
-  const void* kernel;
-  int threads;
-  size_t shared_bytes;
-  bool operator<(const residency_key& o) const {
-    return std::tie(device, kernel, threads, shared_bytes) < std::tie(o.device, o.kernel, o.threads, o.shared_bytes);
-  }
-};
-
-int64_t query_resident_blocks(const cuda_context& ctx, const residency_key& key) {
+// How many blocks of `kernel` the context's device holds resident at once (0: none, or no
+// cooperative launch at all); raises the kernel's shared-memory limit first.
+int64_t query_resident_blocks(const cuda_context& ctx, const void* kernel, int threads, size_t shared_bytes) {
   int cooperative = 0;
-  check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, key.device),
+  check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, ctx.device_ordinal()),
              "cudaDeviceGetAttribute(cooperative launch)");
   if (cooperative == 0) return 0;
   // A device with less shared memory per block than the plan: not an error, the stepwise kernels
   // run instead. The kernel's limit is raised to the device's whole opt-in size, the same value
   // for every plan, so that calls on other threads never lower it under a launch in flight.
   int optin = 0;
-  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, key.device),
+  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device_ordinal()),
              "cudaDeviceGetAttribute(shared memory per block, opt-in)");
-  if (key.shared_bytes > static_cast<size_t>(optin)) return 0;
-  check_cuda(cudaFuncSetAttribute(key.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
+  if (shared_bytes > static_cast<size_t>(optin)) return 0;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
              "cudaFuncSetAttribute(max dynamic shared memory) of a persistent RNN kernel");
   int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, key.kernel, key.threads, key.shared_bytes),
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes),
              "cudaOccupancyMaxActiveBlocksPerMultiprocessor of a persistent RNN kernel");
   return int64_t{per_sm} * ctx.sm_count();
 }
 
 }  // namespace
 
+// Asked once per context and kernel shape (cuda_context::resident_blocks): the queries above cost
+// microseconds of host time that every RNN call would otherwise pay.
 bool persistent_grid_fits(const cuda_context& ctx, const persistent_plan& plan, const void* kernel) {
-  static std::mutex mutex;
-  static std::map<residency_key, int64_t> resident_blocks;
-  const residency_key key{ctx.device_ordinal(), kernel, persistent_block_threads(plan), plan.shared_bytes};
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = resident_blocks.find(key);
-  // A query that throws caches nothing: the next call asks again.
-  if (found == resident_blocks.end()) found = resident_blocks.emplace(key, query_resident_blocks(ctx, key)).first;
-  return found->second >= plan.blocks;
+  const int threads = persistent_block_threads(plan);
+  return ctx.resident_blocks(kernel, threads, plan.shared_bytes, [&] {
+           return query_resident_blocks(ctx, kernel, threads, plan.shared_bytes);
+         }) >= plan.blocks;
 }
 
 bool launch_cooperative(const cuda_context& ctx, const persistent_plan& plan, const void* kernel, void** params,

@@ -56,8 +56,8 @@ const conv_shape k_conv_shapes[] = {
   // 3-D with C and K multiples of 8 (the CUDA tensor-core 3-D kernel), unit and mixed strides.
   {"unet3d_8_channels",          3, 2, 8,  16, 1, {6,7,5},   {3,3,3},   {1,1,1},   {1,1,1},   {1,1,1},   {1,1,1}},
   {"conv3d_strided",             3, 1, 16, 8,  1, {9,8,7},   {3,3,1},   {2,1,2},   {1,1,0},   {1,0,0},   {1,1,1}},
-  // 3-D with C not a multiple of 8 and K one (the CUDA zero-channel 3-D kernel): the U-Net's
-  // one-channel input layer, and 3 channels (padded to 8) with mixed strides and padding.
+  // 3-D with C not a multiple of 8 and K a multiple of 8 (the CUDA zero-channel 3-D kernel): the
+  // U-Net's one-channel input layer, and 3 channels (padded to 8) with mixed strides and padding.
   {"unet3d_one_channel",         3, 2, 1,  16, 1, {9,8,6},   {3,3,3},   {1,1,1},   {1,1,1},   {1,1,1},   {1,1,1}},
   {"conv3d_c3_strided",          3, 1, 3,  8,  1, {9,8,7},   {3,3,1},   {2,1,2},   {1,1,0},   {1,0,0},   {1,1,1}},
 };

@@ -287,7 +287,7 @@ if has variants; then
   # (non-overlapping max-pool windows on the direct kernel), rnn_persistent (the RNN forward's
   # steps in one cooperative launch per layer), rnn_bwd_split (backward data's step GEMM in
   # k-slices), rnn_profile (ncu on the persistent RNN forward), rnn_warps (the persistent RNN
-  # kernels with 16 warps a block). The lean
+  # kernels' block size: the default, all 8 warps, all 16). The lean
   # softmax and layer-norm forward kernels and the packed 3x3/2 max-pool forward were timed here
   # against their former forms and replaced them on 2026-12-04 (the prefetching layer-norm form
   # lost in the night's run 2 of 2026-12-03).
@@ -297,17 +297,17 @@ if has variants; then
     test_variant TESSERA_CUDA_BN_ROWS_PER_THREAD 4 bn_rows_per_thread '*BatchNorm*/cuda'
   fi
   if want softmax_blocks; then
-    time_variants TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM "0 8" softmax_blocks_per_sm '--softmax'
+    time_variants TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM "0 8" softmax_blocks_per_sm '--softmax.* 65536x1024'
     test_variant TESSERA_CUDA_SOFTMAX_BLOCKS_PER_SM 8 softmax_blocks_per_sm '*Softmax*/cuda'
   fi
   if want lnorm_rows; then
-    time_variants TESSERA_CUDA_LNORM_ROWS_PER_WARP "1 4 16" lnorm_rows_per_warp '--lnorm'
+    time_variants TESSERA_CUDA_LNORM_ROWS_PER_WARP "1 4 16" lnorm_rows_per_warp '--lnorm.* 65536x1024'
     test_variant TESSERA_CUDA_LNORM_ROWS_PER_WARP 16 lnorm_rows_per_warp '*LayerNorm*/cuda:*RmsNorm*/cuda'
   fi
   if want lnorm_pair; then
     # The layer-norm forward with two rows in flight per warp (norm_rows_forward_warp_pair,
     # TESSERA_CUDA_LNORM_PAIR=1) against the one-row kernel, and its conformance.
-    time_variants TESSERA_CUDA_LNORM_PAIR "0 1" lnorm_pair '--lnorm'
+    time_variants TESSERA_CUDA_LNORM_PAIR "0 1" lnorm_pair '--lnorm.* 65536x1024'
     test_variant TESSERA_CUDA_LNORM_PAIR 1 lnorm_pair '*LayerNorm*/cuda:*RmsNorm*/cuda'
   fi
   if want pool_fwd_form; then
