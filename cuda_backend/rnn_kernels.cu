@@ -239,26 +239,12 @@ int forced_persistent_warps() {
   return forced == persistent_warps || forced == persistent_max_warps ? forced : 0;
 }
 
-// A pass's plan for a block size.
-persistent_plan persistent_plan_with(const rnn_geometry& g, persistent_pass pass, int warps) {
-  return persistent_plan_of(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H), static_cast<int32_t>(g.N),
-                            g.es, warps);
-}
-
-// The pass's preferred block size first, then (when no size was forced) the other: 16 warps hold
-// more products in shared memory, so the forward must not drop to the stepwise kernels where the
-// 8-warp form it had before fits. `fits_device(plan)`: whether the device holds the plan's grid.
-// Returns the first plan that both fits the planning model and the device, else the preferred
-// size's plan (its why_not, or fits with the device refusing: the caller then runs stepwise).
+// The plan a call runs (choose_persistent_plan, rnn_persistent_layout.hpp); `fits_device` asks the
+// device whether it holds a plan's grid.
 template <typename FitsDevice>
 persistent_plan persistent_plan_for(const rnn_geometry& g, persistent_pass pass, FitsDevice&& fits_device) {
-  if (const int forced = forced_persistent_warps()) return persistent_plan_with(g, pass, forced);
-  const int preferred = pass == persistent_pass::forward ? persistent_max_warps : persistent_warps;
-  const persistent_plan plan = persistent_plan_with(g, pass, preferred);
-  if (plan.fits && fits_device(plan)) return plan;
-  const persistent_plan other =
-      persistent_plan_with(g, pass, preferred == persistent_warps ? persistent_max_warps : persistent_warps);
-  return other.fits && fits_device(other) ? other : plan;
+  return choose_persistent_plan(pass, g.D, static_cast<int32_t>(g.G), static_cast<int32_t>(g.H),
+                                static_cast<int32_t>(g.N), g.es, forced_persistent_warps(), fits_device);
 }
 
 // The plan as the planning model sees it (the registry's support and estimates: no device query).

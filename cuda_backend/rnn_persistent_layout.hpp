@@ -234,6 +234,25 @@ inline persistent_plan persistent_plan_of(persistent_pass pass, int32_t D, int32
   return best;
 }
 
+// The plan a call runs: the pass's preferred block size (16 warps for the forward, 8 for backward
+// data: rnn_kernels.cu says what measured it), then, unless `forced_warps` (8 or 16; 0: none) fixes
+// it, the other size, so that the forward never drops to the stepwise kernels where the 8-warp form
+// fits. `fits_device(plan)`: whether the device holds the plan's grid (always true for the
+// registry's support and estimates, which ask no device). Returns the first plan that fits both
+// the planning model and the device, else the preferred size's plan (its why_not, or fits with the
+// device refusing it: the caller then runs stepwise).
+template <typename FitsDevice>
+persistent_plan choose_persistent_plan(persistent_pass pass, int32_t D, int32_t G, int32_t H, int32_t N,
+                                       size_t element_bytes, int forced_warps, FitsDevice&& fits_device) {
+  auto plan_with = [&](int warps) { return persistent_plan_of(pass, D, G, H, N, element_bytes, warps); };
+  if (forced_warps == persistent_warps || forced_warps == persistent_max_warps) return plan_with(forced_warps);
+  const int preferred = pass == persistent_pass::forward ? persistent_max_warps : persistent_warps;
+  const persistent_plan plan = plan_with(preferred);
+  if (plan.fits && fits_device(plan)) return plan;
+  const persistent_plan other = plan_with(preferred == persistent_warps ? persistent_max_warps : persistent_warps);
+  return other.fits && fits_device(other) ? other : plan;
+}
+
 // ---- indices (host and device) ----
 
 // Block b's coordinates: direction, first hidden unit, first batch row.

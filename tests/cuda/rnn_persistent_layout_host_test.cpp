@@ -5,6 +5,7 @@
 // rnn_persistent_product.cuh does them, ldmatrix and mma.sync m16n8k16 as PTX defines their
 // fragments) against a naive product. Needs no GPU; the kernels themselves run in the RNN
 // conformance sweep on the device (which runs every listed kernel, these and the stepwise ones).
+// Also which block size a call runs (choose_persistent_plan).
 #include "rnn_persistent_layout.hpp"
 
 #include <gtest/gtest.h>
@@ -27,7 +28,7 @@ constexpr persistent_pass both_passes[] = {forward, backward};
 
 const char* name_of(persistent_pass pass) { return pass == forward ? "forward" : "backward data"; }
 
-// The measured 8-warp form and the 16-warp experiment (TESSERA_CUDA_RNN_PERSISTENT_WARPS=16).
+// The two block sizes (16 warps the forward's default, 8 backward data's; rnn_kernels.cu).
 constexpr int block_warps[] = {persistent_warps, persistent_max_warps};
 
 // persistent_warp_tile for the plan's block size, as the kernel of that size instantiates it.
@@ -173,6 +174,72 @@ TEST(RnnPersistentPlan, backward_data_plans_exist_for_the_anchor_shapes) {
     SCOPED_TRACE(testing::Message() << "D=" << s.D << " G=" << s.G << " H=" << s.H << " N=" << s.N);
     EXPECT_TRUE(persistent_plan_of(backward, s.D, s.G, s.H, s.N, half_bytes).fits);
   }
+}
+
+// ---- which block size a call runs (choose_persistent_plan) ----
+
+const auto any_device = [](const persistent_plan&) { return true; };
+
+TEST(RnnPersistentChoice, the_forward_prefers_sixteen_warps_and_backward_data_eight) {
+  EXPECT_EQ(choose_persistent_plan(forward, 1, 4, 1024, 64, half_bytes, 0, any_device).warps, persistent_max_warps);
+  EXPECT_EQ(choose_persistent_plan(backward, 1, 4, 1024, 64, half_bytes, 0, any_device).warps, persistent_warps);
+}
+
+TEST(RnnPersistentChoice, a_forced_block_size_holds_for_both_passes_even_where_it_does_not_fit) {
+  for (persistent_pass pass : both_passes) {
+    SCOPED_TRACE(name_of(pass));
+    for (int forced : {persistent_warps, persistent_max_warps})
+      EXPECT_EQ(choose_persistent_plan(pass, 1, 4, 1024, 64, half_bytes, forced, any_device).warps, forced);
+    // Forced, no fallback: the device refusing it leaves the forced plan (the call runs stepwise).
+    const persistent_plan refused = choose_persistent_plan(pass, 1, 4, 1024, 64, half_bytes, persistent_max_warps,
+                                                           [](const persistent_plan&) { return false; });
+    EXPECT_EQ(refused.warps, persistent_max_warps);
+  }
+  // A value other than 8 or 16 forces nothing.
+  EXPECT_EQ(choose_persistent_plan(forward, 1, 4, 1024, 64, half_bytes, 12, any_device).warps, persistent_max_warps);
+}
+
+TEST(RnnPersistentChoice, a_device_refusing_the_preferred_size_gets_the_other) {
+  // A device whose shared memory holds the 8-warp forward plan but not the 16-warp one (which keeps
+  // more products): the 8-warp plan, not the stepwise kernels.
+  const auto only_eight = [](const persistent_plan& p) { return p.warps == persistent_warps; };
+  const persistent_plan f = choose_persistent_plan(forward, 1, 4, 1024, 64, half_bytes, 0, only_eight);
+  ASSERT_TRUE(f.fits) << f.why_not;
+  EXPECT_EQ(f.warps, persistent_warps);
+  const auto only_sixteen = [](const persistent_plan& p) { return p.warps == persistent_max_warps; };
+  const persistent_plan b = choose_persistent_plan(backward, 1, 4, 1024, 64, half_bytes, 0, only_sixteen);
+  ASSERT_TRUE(b.fits) << b.why_not;
+  EXPECT_EQ(b.warps, persistent_max_warps);
+  // Refusing both: the preferred size's plan, which the caller then runs stepwise.
+  const persistent_plan neither =
+      choose_persistent_plan(forward, 1, 4, 1024, 64, half_bytes, 0, [](const persistent_plan&) { return false; });
+  EXPECT_EQ(neither.warps, persistent_max_warps);
+}
+
+TEST(RnnPersistentChoice, a_shape_only_the_other_size_plans_for_takes_it) {
+  // Search the shapes below for ones whose preferred size has no plan while the other has (e.g.
+  // the forward of a one-gate RNN of H 3264 at N 64; backward data at N 4096, more tiles than 8
+  // warps hold): each pass must then take the other size, and at least one such shape must exist
+  // for each pass, or this test would check nothing.
+  int found[2] = {0, 0};
+  for (persistent_pass pass : both_passes) {
+    const int preferred = pass == forward ? persistent_max_warps : persistent_warps;
+    const int other = preferred == persistent_warps ? persistent_max_warps : persistent_warps;
+    for (int32_t D : {1, 2})
+      for (int32_t G : {1, 3, 4})
+        for (int32_t H = 32; H <= 4096; H += 32)
+          for (int32_t N : {16, 24, 64, 256, 1024, 4096}) {
+            if (persistent_plan_of(pass, D, G, H, N, half_bytes, preferred).fits) continue;
+            if (!persistent_plan_of(pass, D, G, H, N, half_bytes, other).fits) continue;
+            SCOPED_TRACE(testing::Message() << name_of(pass) << " D=" << D << " G=" << G << " H=" << H << " N=" << N);
+            const persistent_plan p = choose_persistent_plan(pass, D, G, H, N, half_bytes, 0, any_device);
+            EXPECT_TRUE(p.fits);
+            EXPECT_EQ(p.warps, other);
+            ++found[pass == forward ? 0 : 1];
+          }
+  }
+  EXPECT_GT(found[0], 0) << "no forward shape plans on 8 warps only";
+  EXPECT_GT(found[1], 0) << "no backward-data shape plans on 16 warps only";
 }
 
 // 16-byte bank groups (8 of them in a 128-byte row of banks) of the 8 row addresses of each
