@@ -3,9 +3,9 @@
 //   "conv_fwd_igemm3d_sm90_128x32x32_<type>"    the same on a tile for layers of few filters
 //   "conv_fwd_igemm3d_sm90_padded_c_128x32x32_<type>"  C not a multiple of 8, by zero channels
 // fp16 or bf16, fp32 accumulation, packed NDHWC x / KTRSC w / NOPQK y with K a multiple of 8 and C
-// too (or padded to one), one group, cross-correlation. CUTLASS's sm90 implicit-GEMM collectives take three spatial
-// dims when the layout tags say NDHWC (TMA im2col over 5-D tensors); until this kernel the 3-D
-// convolutions ran the direct kernel (the unet3d suite at 0.047 of cuDNN on the H200).
+// too (or padded to one), one group, cross-correlation. CUTLASS's sm90 implicit-GEMM collectives
+// take three spatial dims when the layout tags say NDHWC (TMA im2col over 5-D tensors); until this
+// kernel the 3-D convolutions ran the direct kernel (the unet3d suite at 0.047 of cuDNN on the H200).
 //
 // GEMM view: M = N*O*P*Q output pixels, N = K filters, K = C*T*R*S (each k-tile TileK channels of
 // one filter tap). Two tiles (fprop3d_tile below). The epilogue is the plain blend (no bias or

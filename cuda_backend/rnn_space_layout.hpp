@@ -154,26 +154,37 @@ struct forward_workspace {
   size_t bytes = 0;
 };
 
-// k-slices of the forward's recurrent GEMM (R h over H): 1, or `wanted` when it divides H and there
-// is one direction (the slices then take the GEMM's batch dim, which two directions already use).
-// Each slice's product lands in its own [N][G*H] block of gh and the cell kernel adds the slices in
-// slice order, so the result is deterministic for a given split.
-inline int64_t recurrent_slices(const rnn_geometry& g, int64_t wanted) {
-  if (wanted <= 1 || g.D != 1 || g.H % wanted != 0) return 1;
+// The two step GEMMs of an RNN (the forward's R h, backward data's dgates R) may run their k in
+// slices: each slice's product lands in its own block of the workspace and the next kernel adds the
+// slices in slice order, so the result is deterministic for a given split. Slices take the GEMM's
+// batch dim, which two directions already use: one direction only.
+
+// `wanted` slices of a step GEMM's reduction of length k: 1, or `wanted` when it divides k and
+// there is one direction.
+inline int64_t step_gemm_slices(const rnn_geometry& g, int64_t k, int64_t wanted) {
+  if (wanted <= 1 || g.D != 1 || k % wanted != 0) return 1;
   return wanted;
 }
 
-// The default split: the most slices (a power of two dividing H) that keep the GEMM's 64x64 output
-// tiles times the slices within two per SM, each slice at least 256 long. Why: one step's GEMM at
-// N = 64, H = 1024 is only 64 tiles walking all of H; on the H200 (2026-12-05, the anchor LSTM,
-// 2 layers, H 1024, T 128, N 64, fp16) 1 slice took 7.24 ms, 2 5.98, 4 5.60, 8 7.50: this rule
-// picks 4, and 1 wherever the GEMM already fills the GPU or H is short.
-inline int64_t default_recurrent_slices(const rnn_geometry& g, int sms) {
+// The default split of a step GEMM of N x `columns` outputs over a reduction of length k: the most
+// power-of-two slices that keep its 64x64 output tiles times the slices within two per SM, each
+// slice at least 256 long; 1 wherever the GEMM already fills the GPU or k is short.
+inline int64_t default_step_gemm_slices(const rnn_geometry& g, int64_t columns, int64_t k, int sms) {
   if (g.D != 1) return 1;
-  const int64_t tiles = ((g.N + 63) / 64) * ((g.GH + 63) / 64);
+  const int64_t tiles = ((g.N + 63) / 64) * ((columns + 63) / 64);
   int64_t slices = 1;
-  while (tiles * slices * 2 <= int64_t{2} * sms && g.H % (slices * 2) == 0 && g.H / (slices * 2) >= 256) slices *= 2;
+  while (tiles * slices * 2 <= int64_t{2} * sms && k % (slices * 2) == 0 && k / (slices * 2) >= 256) slices *= 2;
   return slices;
+}
+
+// k-slices of the forward's recurrent GEMM (R h over H; its products land in gh's [N][G*H] blocks).
+inline int64_t recurrent_slices(const rnn_geometry& g, int64_t wanted) { return step_gemm_slices(g, g.H, wanted); }
+
+// The forward's default split. Why: one step's GEMM at N = 64, H = 1024 is only 64 tiles walking
+// all of H; on the H200 (2026-12-05, the anchor LSTM, 2 layers, H 1024, T 128, N 64, fp16) 1 slice
+// took 7.24 ms, 2 5.98, 4 5.60, 8 7.50: the rule picks 4.
+inline int64_t default_recurrent_slices(const rnn_geometry& g, int sms) {
+  return default_step_gemm_slices(g, g.GH, g.H, sms);
 }
 
 // `slices`: recurrent_slices() of the run (gh holds one [D][N][G*H] block per slice).
@@ -204,24 +215,14 @@ struct backward_data_workspace {
   size_t bytes = 0;
 };
 
-// k-slices of backward data's step GEMM (dgates x R, k over G*H): 1, or `wanted` when it divides
-// G*H and there is one direction, as for the forward (recurrent_slices).
-inline int64_t backward_slices(const rnn_geometry& g, int64_t wanted) {
-  if (wanted <= 1 || g.D != 1 || g.GH % wanted != 0) return 1;
-  return wanted;
-}
+// k-slices of backward data's step GEMM (dgates x R: N x H outputs, k over G*H).
+inline int64_t backward_slices(const rnn_geometry& g, int64_t wanted) { return step_gemm_slices(g, g.GH, wanted); }
 
-// The default split of backward data's step GEMM (N x H outputs, k = G*H): as the forward's rule,
-// the most power-of-two slices keeping its 64x64 tiles times the slices within two per SM, each
-// slice at least 256 long. On the H200 (2026-12-05, 2-layer fp16 LSTM / GRU, H 1024, T 128, N 64,
-// training backward) 1 slice took 22.1 / 19.5 ms, 4 13.6 / 12.1, 8 12.0 / 11.0, 16 11.9 / 11.0:
-// this rule picks 16 there.
+// Backward data's default split. On the H200 (2026-12-05, 2-layer fp16 LSTM / GRU, H 1024, T 128,
+// N 64, training backward) 1 slice took 22.1 / 19.5 ms, 4 13.6 / 12.1, 8 12.0 / 11.0, 16 11.9 /
+// 11.0: the rule picks 16 there.
 inline int64_t default_backward_slices(const rnn_geometry& g, int sms) {
-  if (g.D != 1) return 1;
-  const int64_t tiles = ((g.N + 63) / 64) * ((g.H + 63) / 64);
-  int64_t slices = 1;
-  while (tiles * slices * 2 <= int64_t{2} * sms && g.GH % (slices * 2) == 0 && g.GH / (slices * 2) >= 256) slices *= 2;
-  return slices;
+  return default_step_gemm_slices(g, g.H, g.GH, sms);
 }
 
 // `slices`: backward_slices() of the run.

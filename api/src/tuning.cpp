@@ -41,27 +41,27 @@ tsrStatus_t refuse_scratch_beyond_device_memory(tsrContext& h, const char* funct
   if (h.device->memory_info(h.device_context(), &free_bytes, &total_bytes) != TSRP_STATUS_SUCCESS ||
       total_bytes == 0)
     return TSR_STATUS_SUCCESS;
-  const std::string device_memory =
-      "more than the device's " + std::to_string(total_bytes) + " bytes of memory";
+  // Strings are built only for a refusal: this runs on every tuning and find call.
+  auto beyond = [&]() { return "more than the device's " + std::to_string(total_bytes) + " bytes of memory"; };
   size_t sum = 0;
-  std::string names;
   for (const operation_buffer& b : buffers) {
     if (b.role != buffer_role::output) continue;
     if (b.bytes > total_bytes) {
       const std::string what = b.has_own_descriptor ? std::string(b.name) + "_desc spans "
                                                     : std::string(b.name) + " takes ";
       return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-                  std::string(function) + ": " + what + std::to_string(b.bytes) + " bytes, " + device_memory +
+                  std::string(function) + ": " + what + std::to_string(b.bytes) + " bytes, " + beyond() +
                       "; kernels are measured on a scratch " + b.name + " of that size");
     }
     sum = b.bytes > SIZE_MAX - sum ? SIZE_MAX : sum + b.bytes;
-    names += (names.empty() ? "" : ", ") + std::string(b.name);
   }
-  if (sum > total_bytes)
-    return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
-                std::string(function) + ": the outputs " + names + " together take " + std::to_string(sum) +
-                    " bytes, " + device_memory + "; kernels are measured on scratch outputs of those sizes");
-  return TSR_STATUS_SUCCESS;
+  if (sum <= total_bytes) return TSR_STATUS_SUCCESS;
+  std::string names;
+  for (const operation_buffer& b : buffers)
+    if (b.role == buffer_role::output) names += (names.empty() ? "" : ", ") + std::string(b.name);
+  return fail(TSR_STATUS_BAD_PARAM_OUT_OF_RANGE,
+              std::string(function) + ": the outputs " + names + " together take " + std::to_string(sum) + " bytes, " +
+                  beyond() + "; kernels are measured on scratch outputs of those sizes");
 }
 
 // Scratch buffers of the device for a call's outputs, freed on scope exit.
